@@ -1,0 +1,18 @@
+# The two set-up commands of README.md: `make demo` (install + main job) and `make test`.
+PYTHON ?= python3
+PIP := $(PYTHON) -m pip
+
+.PHONY: install demo test bench
+
+install:
+	$(PIP) install -q torch==2.13.0          # the CPU wheel on this disk: install before anything pulls torch
+	$(PIP) install -q -e '.[test]'
+
+demo: install
+	$(PYTHON) -m mutagym verify --problems relu,softmax,layernorm,rmsnorm
+
+test: install
+	$(PYTHON) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+
+bench: install
+	$(PYTHON) benchmarks/bench_runtime.py

@@ -1,0 +1,181 @@
+"""The `mutagym` command line: one subcommand per job, each printing a table (or JSON with --json)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def _problem_ids(text: str | None) -> list[str]:
+    from mutagym.substrates.catalog import list_problems
+    return list_problems() if not text else [p.strip() for p in text.split(",") if p.strip()]
+
+
+# ---------------------------------------------------------------------------------- problems
+def cmd_problems(args) -> int:
+    from mutagym.substrates.catalog import load_problem
+    rows = []
+    for pid in _problem_ids(args.problems):
+        p = load_problem(pid)
+        rows.append({
+            "id": p.id, "category": p.spec.category, "title": p.spec.title,
+            "dims": {n: d.official for n, d in p.spec.dims.items()},
+            "inputs": [f"{i.name}:{i.role}:{i.dtype}" for i in p.spec.inputs],
+            "outputs": [o.name for o in p.spec.outputs],
+            "reduction_dim": p.spec.reduction_dim, "variants": len(p.spec.kernels.variants),
+            "atol": p.spec.tolerance.atol, "rtol": p.spec.tolerance.rtol,
+        })
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title=f"mutagym catalog: {len(rows)} problems")
+    for col in ("id", "category", "official dims", "inputs (name:role)", "reduces", "variants", "atol/rtol"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["id"], r["category"], " ".join(f"{k}={v}" for k, v in r["dims"].items()),
+                      ", ".join(s.rsplit(":", 1)[0] for s in r["inputs"]), r["reduction_dim"] or "-",
+                      str(r["variants"]), f"{r['atol']:g}/{r['rtol']:g}")
+    console.print(table)
+    return 0
+
+
+# ---------------------------------------------------------------------------------- run
+def cmd_run(args) -> int:
+    from mutagym.rewards.comparator import Comparator
+    from mutagym.rewards.generators import generate
+    from mutagym.runtime import SubmissionError, compile
+    from mutagym.substrates.catalog import load_problem
+    problem = load_problem(args.problem)
+    source = Path(args.kernel).read_text()
+    try:
+        kernel = compile(source, backend=args.backend)
+    except SubmissionError as err:
+        console.print(f"[red]rejected:[/red] {err}")
+        if err.log:
+            console.print(err.log)
+        return 2
+    gen = generate(problem, args.generator, preset=args.shape, seed=args.seed)
+    result = kernel.run(gen.inputs, problem.output_specs(gen.dims), gen.dims, problem.scalar_values(),
+                        schedule=args.schedule, timeout_s=args.timeout)
+    t = problem.spec.tolerance
+    comparator = Comparator(t.atol, t.rtol, t.matched_ratio)
+    record = {"kernel": args.kernel, "problem": problem.id, "input": gen.id, "backend": kernel.backend,
+              "schedule": args.schedule, "outcome": result.outcome, "message": result.message,
+              "outputs": {}}
+    if result.ok:
+        ref = problem.reference_outputs(gen.inputs, problem.scalar_values())
+        for name, expected in ref.items():
+            c = comparator.compare(result.outputs[name], expected)
+            record["outputs"][name] = {"passed": c.passed, "max_abs": c.max_abs, "max_rel": c.max_rel,
+                                       "mismatch_ratio": c.mismatch_ratio, "message": c.message}
+    passed = result.ok and all(o["passed"] for o in record["outputs"].values())
+    record["passed"] = passed
+    if args.json:
+        print(json.dumps(record, indent=2))
+    else:
+        table = Table(title=f"{args.kernel} on {gen.id} ({kernel.backend}, {args.schedule})")
+        for col in ("output", "verdict", "max abs err", "max rel err", "mismatched", "note"):
+            table.add_column(col)
+        if not result.ok:
+            table.add_row("-", f"[red]{result.outcome}[/red]", "-", "-", "-", result.message)
+        for name, o in record["outputs"].items():
+            table.add_row(name, "[green]pass[/green]" if o["passed"] else "[red]fail[/red]",
+                          f"{o['max_abs']:.3g}", f"{o['max_rel']:.3g}", f"{o['mismatch_ratio']:.2%}", o["message"])
+        console.print(table)
+        if result.stdout:
+            console.print(f"device printf:\n{result.stdout}")
+    return 0 if passed else 1
+
+
+# ---------------------------------------------------------------------------------- prompt
+def cmd_prompt(args) -> int:
+    from mutagym.substrates.prompt import task_prompt
+    print(task_prompt(args.problem))
+    return 0
+
+
+# ---------------------------------------------------------------------------------- verify
+def cmd_verify(args) -> int:
+    from rich.progress import Progress
+
+    from mutagym.rewards.verify import verify_problem
+    from mutagym.substrates.catalog import load_problem
+    ids = _problem_ids(args.problems)
+    reports = []
+    with Progress(console=console, transient=True, disable=args.json) as progress:
+        task = progress.add_task("verifying", total=len(ids))
+        for pid in ids:
+            progress.update(task, description=f"verifying {pid}")
+            reports.append(verify_problem(load_problem(pid), backend=args.backend,
+                                          schedules=tuple(args.schedules.split(","))))
+            progress.advance(task)
+    failed = [f for r in reports for f in r.failures]
+    if args.json:
+        print(json.dumps([{"problem": r.problem, "kernels": r.kernels, "inputs": r.inputs, "runs": r.runs,
+                           "passed": r.passed, "max_abs": r.max_abs, "max_rel": r.max_rel,
+                           "tolerance_used": r.tolerance_used, "failures": [str(f) for f in r.failures],
+                           "degenerate": r.degenerate} for r in reports], indent=2))
+    else:
+        table = Table(title="mutagym verify: correct kernels vs the fp64 reference")
+        for col in ("problem", "kernels", "inputs", "runs", "verdict", "max abs err", "max rel err",
+                    "tolerance used", "degenerate under uniform01"):
+            table.add_column(col)
+        for r in reports:
+            table.add_row(r.problem, str(len(r.kernels)), str(r.inputs), str(r.runs),
+                          "[green]pass[/green]" if r.passed else f"[red]{len(r.failures)} failed[/red]",
+                          f"{r.max_abs:.2e}", f"{r.max_rel:.2e}", f"{r.tolerance_used:.1%}",
+                          "; ".join(r.degenerate) or "-")
+        console.print(table)
+        for f in failed[:50]:
+            console.print(f"[red]FAIL[/red] {f}")
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mutagym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("problems", help="list the problem catalog")
+    p.add_argument("--problems", help="comma-separated ids (default: all)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_problems)
+
+    p = sub.add_parser("run", help="run one kernel on one generated input and compare with fp64")
+    p.add_argument("kernel", help="path to a submission (.cu)")
+    p.add_argument("--problem", required=True)
+    p.add_argument("--generator", default="normal")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--shape", default="official", help="shape preset")
+    p.add_argument("--schedule", default="ascending")
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("prompt", help="print the task text the environment shows for a problem")
+    p.add_argument("problem")
+    p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("verify", help="check every substrate and variant against the fp64 reference")
+    p.add_argument("--problems", help="comma-separated ids (default: all)")
+    p.add_argument("--backend", default="cpu", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--schedules", default="ascending", help="comma-separated thread orders")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Verify the catalog: every substrate and variant must match its fp64 reference on diverse inputs.
+
+For each problem, every correct kernel runs on every shape preset crossed with the verification
+generators (uniform, normal, sign-mixed, large-offset, perturbed affine parameters), against the
+reference in float64 under the problem's own tolerance. The largest legitimate error is recorded:
+it is what correct fp32 kernels really do, the floor any tighter tolerance must stay above.
+A degenerate-problem screen flags problems that a checker could not referee under KernelBench's
+uniform [0, 1) inputs: an output that is (near) constant, or one that ignores an input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..runtime import RunCase, compile
+from ..substrates.catalog import Problem
+from .comparator import Comparator
+from .generators import generate
+
+VERIFY_GENERATORS = ("uniform01", "normal", "sign_mixed", "large_offset", "affine_perturbed")
+
+
+@dataclass
+class KernelFailure:
+    problem: str
+    kernel: str
+    input_id: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.problem}: kernel {self.kernel!r} fails input {self.input_id}: {self.detail}"
+
+
+@dataclass
+class ProblemVerification:
+    """What `verify` found for one problem."""
+
+    problem: str
+    kernels: list[str]
+    inputs: int
+    runs: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    tolerance_used: float = 0.0        # worst |out - ref| / (atol + rtol |ref|) over passing runs
+    failures: list[KernelFailure] = field(default_factory=list)
+    degenerate: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def comparator_for(problem: Problem) -> Comparator:
+    t = problem.spec.tolerance
+    return Comparator(atol=t.atol, rtol=t.rtol, matched_ratio=t.matched_ratio)
+
+
+def verification_inputs(problem: Problem, generators=VERIFY_GENERATORS, seeds=(0,)):
+    return [generate(problem, g, preset=p, seed=s)
+            for p in problem.preset_names for g in generators for s in seeds]
+
+
+def _tolerance_used(out: np.ndarray, ref: np.ndarray, comparator: Comparator) -> float:
+    o = out.astype(np.float64)
+    finite = np.isfinite(ref)
+    if not finite.any():
+        return 0.0
+    budget = comparator.atol + comparator.rtol * np.abs(ref[finite])
+    err = np.abs(o[finite] - ref[finite])
+    return float(np.max(err / np.maximum(budget, np.finfo(np.float64).tiny)))
+
+
+def verify_problem(problem: Problem, *, backend: str = "cpu", generators=VERIFY_GENERATORS,
+                   seeds=(0,), schedules=("ascending",), timeout_s: float = 30.0) -> ProblemVerification:
+    """Run every correct kernel of `problem` on the verification inputs; collect failures."""
+    comparator = comparator_for(problem)
+    inputs = verification_inputs(problem, generators, seeds)
+    references = [problem.reference_outputs(g.inputs, problem.scalar_values()) for g in inputs]
+    cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, problem.scalar_values()) for g in inputs]
+    sources = problem.kernel_sources()
+    report = ProblemVerification(problem.id, list(sources), len(inputs))
+    for name, source in sources.items():
+        kernel = compile(source, backend=backend)
+        for schedule in schedules:
+            for g, ref, result in zip(inputs, references, kernel.run_batch(cases, schedule=schedule,
+                                                                              timeout_s=timeout_s)):
+                report.runs += 1
+                tag = f"{g.id} ({schedule})" if len(schedules) > 1 else g.id
+                if not result.ok:
+                    report.failures.append(KernelFailure(problem.id, name, tag, f"{result.outcome}: {result.message}"))
+                    continue
+                for out_name, expected in ref.items():
+                    cmp = comparator.compare(result.outputs[out_name], expected)
+                    if not cmp.passed:
+                        report.failures.append(KernelFailure(problem.id, name, tag, f"output {out_name!r}: {cmp.message}"))
+                        continue
+                    report.max_abs = max(report.max_abs, cmp.max_abs)
+                    report.max_rel = max(report.max_rel, cmp.max_rel)
+                    report.tolerance_used = max(report.tolerance_used,
+                                                _tolerance_used(result.outputs[out_name], expected, comparator))
+    report.degenerate = degenerate_reasons(problem)
+    return report
+
+
+def degenerate_reasons(problem: Problem, seed: int = 0) -> list[str]:
+    """Why KernelBench-style uniform [0, 1) inputs cannot referee this problem (empty if they can)."""
+    comparator = comparator_for(problem)
+    base = generate(problem, "uniform01", seed=seed)
+    scalars = problem.scalar_values()
+    ref = problem.reference_outputs(base.inputs, scalars)
+    reasons = []
+    for name, values in ref.items():
+        if values.size > 1 and comparator.compare(np.full_like(values, values.mean()), values).passed:
+            reasons.append(f"output {name!r} is near-constant under uniform01: its mean passes the check")
+        if comparator.compare(np.zeros_like(values), values).passed:
+            reasons.append(f"output {name!r}: an all-zeros output passes under uniform01")
+    other = generate(problem, "uniform01", seed=seed + 1)
+    for spec in problem.spec.inputs:
+        swapped = dict(base.inputs)
+        swapped[spec.name] = other.inputs[spec.name]
+        changed = problem.reference_outputs(swapped, scalars)
+        if all(comparator.compare(changed[n], ref[n]).passed for n in ref):
+            reasons.append(f"the output ignores input {spec.name!r} under uniform01 (redrawing it changes nothing)")
+    return reasons
+

@@ -1,0 +1,113 @@
+"""Device memory for the CPU emulator: every buffer of a batch in one memfd, fenced by guard pages.
+
+Each buffer gets its own pages, with its data placed at the *end* (16-byte aligned, as vector loads
+need) so that reading or writing one element past it lands on an inaccessible guard page; inputs
+are mapped read-only by the runner. Outputs and poison-initialised scratch are filled with a poison
+pattern (all-ones bytes: NaN for floating point types, 0xcd bytes for integers) so that elements a
+kernel never writes cannot pass a comparison. The runner maps the same memfd, so outputs need no
+copy back.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .plan import ResolvedPlan
+
+PAGE = mmap.PAGESIZE
+ALIGN = 16
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def poison_byte(dtype: str) -> int:
+    return 0xFF if dtype in ("float16", "bfloat16", "float32", "float64") else 0xCD
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one buffer of one case lives in the memfd."""
+
+    case: int
+    name: str
+    role: str
+    dtype: str
+    shape: tuple[int, ...]
+    offset: int      # first data byte
+    nbytes: int
+    region: tuple[int, int]   # [start, end) of its pages, guards excluded
+
+
+class DeviceMemory:
+    """All buffers of a batch of resolved plans, laid out and filled."""
+
+    def __init__(self, plans: list[ResolvedPlan], inputs: list[dict[str, np.ndarray]]):
+        self.placements: list[dict[str, Placement]] = []
+        self.protect: list[tuple[int, int, int]] = []   # (offset, length, 0 none | 1 read-only)
+        offset = PAGE
+        self.protect.append((0, PAGE, 0))
+        for case, plan in enumerate(plans):
+            placed = {}
+            for buf in plan.buffers:
+                pages = max(1, -(-buf.nbytes // PAGE)) * PAGE
+                data = offset + pages - (-(-buf.nbytes // ALIGN) * ALIGN)
+                placed[buf.name] = Placement(case, buf.name, buf.role, buf.dtype, tuple(buf.shape),
+                                             data, buf.nbytes, (offset, offset + pages))
+                if buf.role == "input":
+                    self.protect.append((offset, pages, 1))
+                self.protect.append((offset + pages, PAGE, 0))
+                offset += pages + PAGE
+            self.placements.append(placed)
+        self.size = offset
+        self.fd = os.memfd_create("mutagym-buffers", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, self.size)
+        self.map = mmap.mmap(self.fd, self.size)
+        for case, plan in enumerate(plans):
+            for buf in plan.buffers:
+                p = self.placements[case][buf.name]
+                view = np.frombuffer(self.map, dtype=np.uint8, count=p.nbytes, offset=p.offset)
+                if buf.role == "input":
+                    view[:] = np.ascontiguousarray(inputs[case][buf.name]).view(np.uint8).reshape(-1)
+                else:
+                    view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
+
+    def read(self, case: int, name: str) -> np.ndarray:
+        p = self.placements[case][name]
+        dtype = numpy_dtype(p.dtype)
+        count = p.nbytes // dtype.itemsize
+        return np.frombuffer(self.map, dtype=dtype, count=count, offset=p.offset).reshape(p.shape).copy()
+
+    def locate(self, case: int, offset: int) -> str:
+        """Describe the byte at `offset` for a fault message: which buffer, which element."""
+        nearest, distance = None, None
+        for p in self.placements[case].values():
+            if p.offset <= offset < p.offset + p.nbytes:
+                element = (offset - p.offset) // numpy_dtype(p.dtype).itemsize
+                return f"element {element} of {p.role} '{p.name}'"
+            gap = offset - (p.offset + p.nbytes) if offset >= p.offset + p.nbytes else p.offset - offset
+            if p.region[0] - PAGE <= offset < p.region[1] + PAGE and (distance is None or gap < distance):
+                nearest, distance = p, gap
+        if nearest is None:
+            return f"byte {offset} of device memory, outside every buffer"
+        itemsize = numpy_dtype(nearest.dtype).itemsize
+        if offset >= nearest.offset + nearest.nbytes:
+            element = (offset - nearest.offset) // itemsize
+            count = nearest.nbytes // itemsize
+            return f"past the end of {nearest.role} '{nearest.name}' (element {element}, size {count})"
+        return f"before the start of {nearest.role} '{nearest.name}' ({nearest.offset - offset} bytes before)"
+
+    def address_args(self, case: int, name: str) -> int:
+        return self.placements[case][name].offset
+
+    def close(self) -> None:
+        self.map.close()
+        os.close(self.fd)

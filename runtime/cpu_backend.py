@@ -1,0 +1,244 @@
+"""The CPU backend: run a submission's launch plan in the sandboxed runner, one child per batch.
+
+Semantics (DESIGN.md "Runtime semantics"):
+
+* Threads of a block run one at a time, in the order the schedule gives: `ascending` (thread 0
+  first), `descending`, or `shuffled[:SEED]` (a seeded permutation, different per block). Blocks
+  follow the same order. A thread runs until it returns or reaches a barrier or warp collective;
+  a barrier releases when every thread still running waits at the same `__syncthreads` (threads
+  that returned count as arrived). So a missing barrier shows or hides depending on the order:
+  in a tree reduction, a thread that reads `s[tid + stride]` before its partner wrote it is wrong
+  under `ascending` and happens to be right under `descending`.
+* Warp collectives (`__shfl_*_sync`, `__ballot_sync`, ...) complete when every lane named in the
+  mask has arrived; a lane that exited or waits elsewhere is a `sync_error`, as is a divergent
+  `__syncthreads`. Reading a lane that does not exist gives all-ones bits (NaN / -1).
+* Atomics are plain read-modify-writes: threads never interleave between two instructions, so a
+  race that needs true concurrency (a lost update) cannot show here; it can on the `cuda` backend.
+* Numerics: g++ for x86-64 without FMA contraction (nvcc contracts `a*b+c` into FMA by default),
+  sequential per-thread order; the fast intrinsics model the GPU's reduced accuracy
+  (see csrc/mg_math.h). Results can differ from a GPU in the last bits, never in semantics.
+* Faults are outcomes: `memory_fault` (guard page, write to an input, bad pointer, misaligned
+  vector access), `sync_error`, `timeout` (wall clock per case, and a CPU-time limit in the child),
+  `crash` (trap, division by zero, stack overflow), `forbidden_syscall` (seccomp killed the child).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+
+from .buffers import DeviceMemory
+from .cases import RunCase, parse_schedule
+from .elf_check import check_kernel_object
+from .errors import InfrastructureError
+from .plan import resolve_plan
+from .results import RunResult
+from .submission import Submission
+from .toolchain import build_kernel, runner_path
+from .translate import entry_symbol, translation_unit
+
+_ORDERS = ("ascending", "descending", "shuffled")
+FIBER_STACK_BYTES = 64 * 1024
+PRINTF_BYTES = 64 * 1024
+
+
+class CpuKernel:
+    """A submission built for the emulator; `run_batch` runs cases in one sandboxed child."""
+
+    def __init__(self, submission: Submission):
+        self.submission = submission
+        self.object_path = build_kernel(translation_unit(submission))
+        check_kernel_object(self.object_path)
+        self.runner = runner_path()
+
+    def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
+                  timeout_s: float = 10.0) -> list[RunResult]:
+        order, seed = parse_schedule(schedule)
+        kind, seed = _ORDERS.index(order), seed or 0
+        plans = [resolve_plan(self.submission, c.inputs, c.outputs, c.dims, c.scalars) for c in cases]
+        memory = DeviceMemory(plans, [c.inputs for c in cases])
+        try:
+            results: list[RunResult | None] = [None] * len(cases)
+            printed: dict[int, str] = {}
+            start = 0
+            while start < len(cases):
+                request = self._request(plans, memory, start, kind, seed, timeout_s)
+                self._run_child(request, memory, start, results, printed, timeout_s)
+                while start < len(cases) and results[start] is not None:
+                    start += 1
+            for i, result in enumerate(results):
+                result.stdout = printed.get(i, "")
+                if result.ok:
+                    result.outputs = {name: memory.read(i, name) for name in cases[i].outputs}
+            return results
+        finally:
+            memory.close()
+
+    # ------------------------------------------------------------------ request
+    def _request(self, plans, memory: DeviceMemory, start: int, kind: int, seed: int,
+                 timeout_s: float) -> str:
+        max_threads = max(l.block[0] * l.block[1] * l.block[2] for p in plans for l in p.launches)
+        cpu_seconds = int(timeout_s * (len(plans) - start)) + 2
+        lines = [
+            "mutagym-run 1",
+            f"object {self.object_path}",
+            f"memfd {memory.fd} {memory.size}",
+            f"fibers {int(self.submission.uses_barriers)}",
+            f"schedule {kind} {seed}",
+            f"stack {FIBER_STACK_BYTES}",
+            f"cpu_seconds {cpu_seconds}",
+            f"max_threads {max_threads}",
+            f"printf_bytes {PRINTF_BYTES}",
+            f"protect {len(memory.protect)}",
+            *(f"{o} {n} {m}" for o, n, m in memory.protect),
+            f"cases {start} {len(plans) - start}",
+        ]
+        for case in range(start, len(plans)):
+            plan = plans[case]
+            lines.append(f"case {len(plan.launches)}")
+            for launch in plan.launches:
+                args = []
+                for arg in launch.args:
+                    if arg.kind == "buffer":
+                        args.append(f"b {memory.address_args(case, arg.buffer)}")
+                    else:
+                        args.append(f"v {int.from_bytes(arg.value, 'little')}")
+                lines.append(" ".join([
+                    "launch", entry_symbol(launch.kernel), *map(str, launch.grid), *map(str, launch.block),
+                    str(launch.shared_bytes), str(len(args)), *args]))
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------------ child
+    def _run_child(self, request: str, memory: DeviceMemory, start: int,
+                   results: list, printed: dict, timeout_s: float) -> None:
+        proc = subprocess.Popen([str(self.runner)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(memory.fd,), start_new_session=True)
+        killed_by_us = False
+        current = start
+        try:
+            proc.stdin.write(request.encode())
+            proc.stdin.close()
+            reader = _LineReader(proc.stdout.fileno())
+            ready = False
+            deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per case
+            while True:
+                line = reader.next_line(deadline)
+                if line is None:      # timed out
+                    if not ready:
+                        raise InfrastructureError("the kernel runner did not start in time")
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed_by_us = True
+                    results[current] = RunResult("timeout", message=f"no result within {timeout_s:g} s "
+                                                 "(an infinite loop, or a launch too large to finish)")
+                    break
+                if line == b"":       # end of output: the child exited
+                    break
+                words = line.decode(errors="replace").split(" ", 3)
+                if words[0] == "ready":
+                    ready = True
+                    deadline = time.monotonic() + timeout_s
+                elif words[0] == "printf":
+                    printed[int(words[1])] = reader.read_exact(int(words[2]) + 1, deadline)[:-1].decode(
+                        errors="replace")
+                elif words[0] == "result":
+                    case = int(words[1])
+                    results[case] = self._result(words[2], words[3] if len(words) > 3 else "", memory, case)
+                    current = case + 1
+                    deadline = time.monotonic() + timeout_s
+                elif words[0] == "fatal":
+                    raise InfrastructureError(f"the kernel runner failed: {line.decode(errors='replace')}")
+        finally:
+            if proc.stdin and not proc.stdin.closed:
+                proc.stdin.close()
+            status = proc.wait()
+            stderr = proc.stderr.read().decode(errors="replace")
+            proc.stdout.close()
+            proc.stderr.close()
+        if current < len(results) and results[current] is None and not killed_by_us:
+            if status == -signal.SIGKILL:
+                results[current] = RunResult(
+                    "forbidden_syscall",
+                    message="the sandbox killed the kernel for a forbidden system call")
+            elif status < 0:
+                results[current] = RunResult("crash", message=f"the kernel died on signal {-status}")
+            else:
+                raise InfrastructureError(
+                    f"the kernel runner exited with status {status} without a result: {stderr[-2000:]}")
+
+    def _result(self, outcome: str, detail: str, memory: DeviceMemory, case: int) -> RunResult:
+        if outcome in ("ok", "sync_error", "timeout"):
+            return RunResult(outcome, message=detail)
+        return _describe_fault(outcome, detail, memory, case)
+
+
+def _describe_fault(outcome: str, detail: str, memory: DeviceMemory, case: int) -> RunResult:
+    """Turn the runner's terse fault line into a message naming the buffer and the thread."""
+    head, _, where = detail.partition(" where ")
+    words = head.split()
+    fields = dict(zip(words[::2], words[1::2]))
+    signal_number = int(fields.get("signal", 0))
+    access = fields.get("access", "unknown")
+    thread = f" in {where}" if where else ""
+    if signal_number == signal.SIGFPE:
+        return RunResult("crash", message=f"arithmetic exception (integer division by zero?){thread}")
+    if signal_number in (signal.SIGILL, signal.SIGTRAP):
+        return RunResult("crash", message=f"trap (__trap() or an illegal instruction){thread}")
+    if signal_number == signal.SIGABRT:
+        return RunResult("crash", message=f"abort{thread}")
+    if "stack" in fields:
+        if int(fields["stack"]) < 4096:
+            return RunResult("crash", message=f"stack overflow (recursion too deep?){thread}")
+        return RunResult("memory_fault", message=f"invalid {access} on a thread stack{thread}")
+    if "offset" in fields:
+        target = memory.locate(case, int(fields["offset"]))
+        if "protected" in words and target.startswith("element"):
+            return RunResult("memory_fault", message=f"write to {target}: inputs are read-only{thread}")
+        return RunResult("memory_fault", message=f"{access} {target}{thread}")
+    if "misaligned" in words:
+        return RunResult("memory_fault", message=f"misaligned {access}{thread}")
+    address = fields.get("address", "?")
+    hint = " (a null pointer, or a misaligned vector load)" if address == "0x0" else ""
+    return RunResult("memory_fault", message=f"invalid {access} at address {address}{hint}{thread}")
+
+
+class _LineReader:
+    """Reads lines and byte runs from a pipe with a deadline, without blocking past it."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.buffer = b""
+        self.eof = False
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(fd, selectors.EVENT_READ)
+
+    def _fill(self, deadline: float) -> bool:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not self.selector.select(remaining):
+            return False
+        chunk = os.read(self.fd, 1 << 16)
+        if not chunk:
+            self.eof = True
+        self.buffer += chunk
+        return True
+
+    def next_line(self, deadline: float) -> bytes | None:
+        """The next line without its newline; b"" at end of output; None past the deadline."""
+        while b"\n" not in self.buffer:
+            if self.eof:
+                rest, self.buffer = self.buffer, b""
+                return rest or b""
+            if not self._fill(deadline):
+                return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def read_exact(self, n: int, deadline: float) -> bytes:
+        while len(self.buffer) < n and not self.eof:
+            if not self._fill(deadline):
+                break
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data

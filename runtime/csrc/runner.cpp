@@ -1,0 +1,845 @@
+// mutagym's sandboxed kernel runner: loads one built kernel, runs a batch of cases, reports outcomes.
+//
+// The Python parent (runtime/cpu_backend.py) lays every buffer of every case out in a memfd with
+// guard pages, poisons outputs and scratch, and sends a text request on stdin. The runner maps the
+// memfd, protects guard pages and inputs, loads the kernel (whose object the parent has checked for
+// initialisers and foreign symbols), allocates everything it will need, then enters seccomp strict
+// mode: from then on the kernel can compute on its buffers and nothing else. Each case ends with a
+// line on stdout; a fault writes its own line from the signal handler and exits.
+//
+// Threads of a block run one at a time. Kernels without barriers or warp collectives call the
+// entry once per thread in schedule order. Others run each thread as a fiber that switches at
+// barriers; the switch is hand-written for x86-64 and aarch64 (ucontext elsewhere).
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#define MG_UCONTEXT 1
+#endif
+
+// ------------------------------------------------------------------ kernel-visible context
+struct Dim3 { unsigned x, y, z; };
+struct MgCtx { Dim3 thread_idx, block_idx, block_dim, grid_dim; };
+
+typedef void (*EntryFn)(void** args);
+
+static MgCtx* g_ctx;               // __mg_ctx inside the kernel's object
+static unsigned char* g_smem_static_begin;
+static unsigned char* g_smem_static_end;
+static unsigned char* g_smem_dynamic;
+static size_t g_smem_dynamic_capacity;
+
+// ------------------------------------------------------------------ raw output (async-signal-safe)
+static void raw_write(const char* s, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(1, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+static size_t fmt_u64(char* out, unsigned long long v) {
+    char tmp[24];
+    size_t n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+struct Line {
+    char buf[1024];
+    size_t n = 0;
+    Line& s(const char* t) { while (*t && n < sizeof(buf) - 2) buf[n++] = *t++; return *this; }
+    Line& u(unsigned long long v) { if (n < sizeof(buf) - 26) n += fmt_u64(buf + n, v); return *this; }
+    Line& i(long long v) { if (v < 0) { s("-"); v = -v; } return u((unsigned long long)v); }
+    Line& hex(unsigned long long v) {
+        s("0x");
+        char tmp[17]; int k = 0;
+        do { tmp[k++] = "0123456789abcdef"[v & 15]; v >>= 4; } while (v);
+        while (k) buf[n++] = tmp[--k];
+        return *this;
+    }
+    void emit() { buf[n++] = '\n'; raw_write(buf, n); n = 0; }
+};
+
+static void sys_exit(int code) { syscall(SYS_exit, code); for (;;) {} }
+
+// ------------------------------------------------------------------ request
+struct Launch {
+    EntryFn entry;
+    Dim3 grid, block;
+    size_t shared_bytes;
+    int nargs;
+    void* args[64];              // pointers handed to the entry shim
+    unsigned long long slots[64];  // storage for pointer and value arguments
+};
+struct Case {
+    int nlaunches;
+    Launch* launches;
+};
+
+static int g_ncases, g_first_case;
+static Case* g_cases;
+static int g_fiber_mode;
+static int g_schedule;             // 0 ascending, 1 descending, 2 shuffled
+static unsigned long long g_seed;
+static size_t g_stack_bytes;
+static unsigned g_max_threads;
+static unsigned char* g_mem;       // the memfd mapping
+static size_t g_mem_bytes;
+
+// where we are, for fault messages
+static volatile int g_case = -1, g_launch = -1;
+static volatile int g_in_kernel;
+
+// ------------------------------------------------------------------ fibers
+struct Fiber {
+    void* sp;
+    int state;
+    unsigned linear;
+    Dim3 tid;
+    // collective bookkeeping
+    int line;
+    int op;
+    unsigned mask;
+    int kind, arg, width;
+    unsigned long long value, result;
+#ifdef MG_UCONTEXT
+    ucontext_t uc;
+#endif
+};
+enum { F_RUNNABLE, F_WAIT_BLOCK, F_WAIT_WARP, F_DONE };
+
+static Fiber* g_fibers;
+static unsigned char* g_stacks;
+static size_t g_stack_stride;
+static unsigned* g_order;
+static unsigned g_nthreads;
+static Fiber* g_current;
+static void* g_sched_sp;
+static EntryFn g_entry;
+static void** g_entry_args;
+static int g_sync_error;
+static Line g_sync_message;
+#ifdef MG_UCONTEXT
+static ucontext_t g_sched_uc;
+#endif
+
+#if defined(__x86_64__)
+// void mg_switch(void** save_sp, void* new_sp): saves callee-saved registers on the current stack,
+// stores the stack pointer, loads the other one and restores its registers.
+asm(R"(
+.text
+.globl mg_switch
+.type mg_switch,@function
+mg_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+.size mg_switch,.-mg_switch
+)");
+#elif defined(__aarch64__)
+asm(R"(
+.text
+.globl mg_switch
+.type mg_switch,%function
+mg_switch:
+    sub sp, sp, #176
+    stp x19, x20, [sp, #0]
+    stp x21, x22, [sp, #16]
+    stp x23, x24, [sp, #32]
+    stp x25, x26, [sp, #48]
+    stp x27, x28, [sp, #64]
+    stp x29, x30, [sp, #80]
+    stp d8, d9, [sp, #96]
+    stp d10, d11, [sp, #112]
+    stp d12, d13, [sp, #128]
+    stp d14, d15, [sp, #144]
+    mov x9, sp
+    str x9, [x0]
+    mov sp, x1
+    ldp x19, x20, [sp, #0]
+    ldp x21, x22, [sp, #16]
+    ldp x23, x24, [sp, #32]
+    ldp x25, x26, [sp, #48]
+    ldp x27, x28, [sp, #64]
+    ldp x29, x30, [sp, #80]
+    ldp d8, d9, [sp, #96]
+    ldp d10, d11, [sp, #112]
+    ldp d12, d13, [sp, #128]
+    ldp d14, d15, [sp, #144]
+    add sp, sp, #176
+    ret
+.size mg_switch,.-mg_switch
+)");
+#endif
+extern "C" void mg_switch(void** save_sp, void* new_sp);
+
+static void set_thread_ctx(const Fiber* f) { g_ctx->thread_idx = f->tid; }
+
+static void fiber_main() {
+    Fiber* f = g_current;
+    g_entry(g_entry_args);
+    f->state = F_DONE;
+#ifdef MG_UCONTEXT
+    swapcontext(&f->uc, &g_sched_uc);
+#else
+    mg_switch(&f->sp, g_sched_sp);
+#endif
+    for (;;) {}
+}
+
+static void fiber_init(Fiber* f, unsigned index) {
+    unsigned char* stack_lo = g_stacks + (size_t)index * g_stack_stride + 4096;  // above the guard
+    unsigned char* top = stack_lo + g_stack_bytes;
+#ifdef MG_UCONTEXT
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = stack_lo;
+    f->uc.uc_stack.ss_size = g_stack_bytes;
+    f->uc.uc_link = nullptr;
+    makecontext(&f->uc, fiber_main, 0);
+#elif defined(__x86_64__)
+    // After the six pops and `ret`, rsp must be 8 mod 16, as at any function entry.
+    uintptr_t t = ((uintptr_t)top & ~(uintptr_t)15);
+    void** sp = (void**)t;
+    *--sp = nullptr;                 // fake return address of fiber_main
+    *--sp = (void*)fiber_main;       // where `ret` goes
+    for (int k = 0; k < 6; k++) *--sp = nullptr;
+    f->sp = sp;
+#elif defined(__aarch64__)
+    uintptr_t t = ((uintptr_t)top & ~(uintptr_t)15) - 176;
+    memset((void*)t, 0, 176);
+    ((void**)t)[11] = (void*)fiber_main;  // x30 slot: where `ret` goes
+    f->sp = (void*)t;
+#endif
+}
+
+static void resume(Fiber* f) {
+    g_current = f;
+    set_thread_ctx(f);
+#ifdef MG_UCONTEXT
+    swapcontext(&g_sched_uc, &f->uc);
+#else
+    mg_switch(&g_sched_sp, f->sp);
+#endif
+}
+
+static void yield_to_scheduler() {
+    Fiber* f = g_current;
+#ifdef MG_UCONTEXT
+    swapcontext(&f->uc, &g_sched_uc);
+#else
+    mg_switch(&f->sp, g_sched_sp);
+#endif
+}
+
+// ------------------------------------------------------------------ schedules
+static unsigned long long splitmix(unsigned long long* s) {
+    unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+// Fills order[0..n) with the visiting order of n items; `salt` separates blocks from threads.
+static void make_order(unsigned* order, unsigned n, unsigned long long salt) {
+    for (unsigned i = 0; i < n; i++) order[i] = g_schedule == 1 ? n - 1 - i : i;
+    if (g_schedule == 2) {
+        unsigned long long s = g_seed * 0x100000001b3ULL ^ salt;
+        for (unsigned i = n; i > 1; i--) {
+            unsigned j = (unsigned)(splitmix(&s) % i);
+            unsigned t = order[i - 1]; order[i - 1] = order[j]; order[j] = t;
+        }
+    }
+}
+
+// Block visiting order for grids too large to shuffle in memory: an affine bijection of [0, n).
+static unsigned long long g_block_a, g_block_b;
+static unsigned long long gcd_u64(unsigned long long a, unsigned long long b) {
+    while (b) { unsigned long long t = a % b; a = b; b = t; }
+    return a;
+}
+static void prepare_block_order(unsigned long long n, unsigned long long salt) {
+    unsigned long long s = g_seed ^ salt;
+    g_block_a = 1; g_block_b = 0;
+    if (g_schedule == 2 && n > 1) {
+        g_block_a = splitmix(&s) % n | 1;
+        while (gcd_u64(g_block_a, n) != 1) g_block_a = (g_block_a + 2) % n | 1;
+        g_block_b = splitmix(&s) % n;
+    }
+}
+static unsigned long long block_at(unsigned long long i, unsigned long long n) {
+    if (g_schedule == 1) return n - 1 - i;
+    if (g_schedule == 2) return (unsigned long long)(((__uint128_t)g_block_a * i + g_block_b) % n);
+    return i;
+}
+
+// ------------------------------------------------------------------ sync errors
+static const char* kind_name(int kind) {
+    static const char* names[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
+                                  "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
+                                  "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
+                                  "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
+                                  "__reduce_or_sync", "__reduce_xor_sync"};
+    return kind >= 0 && kind < 16 ? names[kind] : "warp collective";
+}
+
+static Line& describe_thread(Line& l, const Fiber* f) {
+    return l.s("thread (").u(f->tid.x).s(",").u(f->tid.y).s(",").u(f->tid.z).s(")");
+}
+
+static void fail_sync(const Line& why) {
+    if (g_sync_error) return;
+    g_sync_error = 1;
+    g_sync_message = why;
+}
+static void fail_sync(const char* why) {
+    Line l;
+    l.s(why);
+    fail_sync(l);
+}
+
+// ------------------------------------------------------------------ barriers (called by kernels)
+extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line) {
+    if (!g_fiber_mode) {
+        fail_sync("a barrier was reached in a kernel run without fibers");
+        return;
+    }
+    Fiber* f = g_current;
+    f->state = F_WAIT_BLOCK;
+    f->line = line;
+    f->op = 0;
+    yield_to_scheduler();
+}
+
+extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int op, int pred) {
+    if (!g_fiber_mode) {
+        fail_sync("a barrier was reached in a kernel run without fibers");
+        return 0;
+    }
+    Fiber* f = g_current;
+    f->state = F_WAIT_BLOCK;
+    f->line = line;
+    f->op = op;
+    f->value = (unsigned long long)pred;
+    yield_to_scheduler();
+    return (int)f->result;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void) {
+    if (!g_fiber_mode) return 1u << (g_ctx->thread_idx.x % 32);
+    unsigned warp = g_current->linear / 32, mask = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned t = warp * 32 + l;
+        if (t < g_nthreads && g_fibers[t].state != F_DONE) mask |= 1u << l;
+    }
+    return mask;
+}
+
+// Undefined shuffle sources (a lane that does not exist or is not in the mask) read all-ones
+// bits: NaN for floating point, -1 for integers, so the fault shows instead of hiding.
+static const unsigned long long POISON_BITS = ~0ULL;
+
+static void complete_warp(unsigned warp, unsigned group) {
+    Fiber* lanes = g_fibers + warp * 32;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(group >> l & 1)) continue;
+        Fiber* f = &lanes[l];
+        unsigned long long r = 0;
+        int w = f->width;
+        unsigned base = l & ~(unsigned)(w - 1);
+        long src = -1;
+        switch (f->kind) {
+            case 1: src = base + ((unsigned)f->arg & (w - 1)); break;
+            case 2: src = (long)l - f->arg; if (src < (long)base) src = l; break;
+            case 3: src = (long)l + f->arg; if (src >= (long)(base + w)) src = l; break;
+            case 4: src = (long)(l ^ (unsigned)f->arg); if (src >= (long)(base + w)) src = l; break;
+            default: break;
+        }
+        if (f->kind >= 1 && f->kind <= 4) {
+            r = (src >= 0 && src < 32 && (group >> src & 1)) ? lanes[src].value : POISON_BITS;
+            if (src == (long)l) r = f->value;
+        } else if (f->kind == 5 || f->kind == 6 || f->kind == 7) {
+            unsigned bits = 0;
+            for (unsigned k = 0; k < 32; k++)
+                if ((group >> k & 1) && lanes[k].value) bits |= 1u << k;
+            r = f->kind == 5 ? bits : f->kind == 6 ? bits != 0 : bits == group;
+        } else if (f->kind == 8 || f->kind == 9) {
+            unsigned same = 0;
+            for (unsigned k = 0; k < 32; k++)
+                if ((group >> k & 1) && lanes[k].value == f->value) same |= 1u << k;
+            r = f->kind == 8 ? same : (same == group ? group : 0);
+        } else if (f->kind >= 10) {
+            int is_signed = f->arg;
+            long long acc = 0;
+            int first = 1;
+            for (unsigned k = 0; k < 32; k++) {
+                if (!(group >> k & 1)) continue;
+                unsigned long long raw = lanes[k].value & 0xffffffffULL;
+                long long v = is_signed ? (long long)(int)(unsigned)raw : (long long)raw;
+                if (first) { acc = v; first = 0; continue; }
+                switch (f->kind) {
+                    case 10: acc += v; break;
+                    case 11: acc = v < acc ? v : acc; break;
+                    case 12: acc = v > acc ? v : acc; break;
+                    case 13: acc &= v; break;
+                    case 14: acc |= v; break;
+                    case 15: acc ^= v; break;
+                }
+            }
+            r = (unsigned long long)(unsigned)acc;
+        }
+        f->result = r;
+    }
+    for (unsigned l = 0; l < 32; l++)
+        if (group >> l & 1) lanes[l].state = F_RUNNABLE;
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_op(
+    int line, unsigned mask, int kind, unsigned long long value, int arg, int width) {
+    (void)line;
+    if (!g_fiber_mode) {
+        fail_sync("a warp collective was reached in a kernel run without fibers");
+        return value;
+    }
+    Fiber* f = g_current;
+    unsigned lane = f->linear % 32, warp = f->linear / 32;
+    unsigned exist = 0;
+    for (unsigned l = 0; l < 32; l++)
+        if (warp * 32 + l < g_nthreads) exist |= 1u << l;
+    if (width < 1 || width > 32 || (width & (width - 1))) {
+        Line m; m.s(kind_name(kind)).s(" with width ").i(width).s(" (must be a power of two <= 32) in ");
+        describe_thread(m, f);
+        fail_sync(m);
+        f->state = F_WAIT_WARP;
+        yield_to_scheduler();
+        return value;
+    }
+    if (!(mask >> lane & 1)) {
+        Line m; m.s(kind_name(kind)).s(" called by lane ").u(lane).s(" whose bit is not in mask ").hex(mask).s(" (");
+        describe_thread(m, f).s(")");
+        fail_sync(m);
+        f->state = F_WAIT_WARP;
+        yield_to_scheduler();
+        return value;
+    }
+    f->state = F_WAIT_WARP;
+    f->mask = mask & exist;
+    f->kind = kind;
+    f->value = value;
+    f->arg = arg;
+    f->width = width;
+    Fiber* lanes = g_fibers + warp * 32;
+    int ready = 1;
+    for (unsigned l = 0; l < 32 && ready; l++) {
+        if (!(f->mask >> l & 1)) continue;
+        if (lanes[l].state == F_DONE) {
+            Line m; m.s(kind_name(kind)).s(" waits for lane ").u(l).s(" of warp ").u(warp)
+                .s(" in mask ").hex(mask).s(", which has already exited");
+            fail_sync(m);
+            ready = 0;
+        } else if (lanes[l].state != F_WAIT_WARP) {
+            ready = 0;
+        }
+    }
+    if (ready) {
+        complete_warp(warp, f->mask);
+        return f->result;
+    }
+    yield_to_scheduler();
+    return f->result;
+}
+
+// ------------------------------------------------------------------ printf
+static char* g_print_buf;
+static size_t g_print_cap, g_print_len;
+
+extern "C" __attribute__((visibility("default"))) int __mg_printf(const char* fmt, ...) {
+    if (!g_print_buf || g_print_len >= g_print_cap) return 0;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(g_print_buf + g_print_len, g_print_cap - g_print_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) g_print_len += (size_t)n < g_print_cap - g_print_len ? (size_t)n : g_print_cap - g_print_len - 1;
+    return n;
+}
+
+static void flush_printf(int case_index) {
+    if (!g_print_len) return;
+    Line l;
+    l.s("printf ").u(case_index).s(" ").u(g_print_len);
+    l.emit();
+    raw_write(g_print_buf, g_print_len);
+    raw_write("\n", 1);
+    g_print_len = 0;
+}
+
+// ------------------------------------------------------------------ running blocks
+static void poison_shared(size_t dynamic_bytes) {
+    if (g_smem_static_begin && g_smem_static_end > g_smem_static_begin)
+        memset(g_smem_static_begin, 0xff, (size_t)(g_smem_static_end - g_smem_static_begin));
+    if (g_smem_dynamic && dynamic_bytes)
+        memset(g_smem_dynamic, 0xff, dynamic_bytes < g_smem_dynamic_capacity ? dynamic_bytes : g_smem_dynamic_capacity);
+}
+
+static void thread_coords(unsigned linear, const Dim3& b, Dim3* out) {
+    out->x = linear % b.x;
+    out->y = (linear / b.x) % b.y;
+    out->z = linear / (b.x * b.y);
+}
+
+// Runs one block as fibers; returns 0, or 1 after a sync error (message in g_sync_message).
+static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
+    for (unsigned t = 0; t < g_nthreads; t++) {
+        Fiber* f = &g_fibers[t];
+        f->state = F_RUNNABLE;
+        f->linear = t;
+        thread_coords(t, b, &f->tid);
+        fiber_init(f, t);
+    }
+    make_order(g_order, g_nthreads, 0x5eed0000ULL + block_linear);
+    for (;;) {
+        for (unsigned k = 0; k < g_nthreads; k++) {
+            Fiber* f = &g_fibers[g_order[k]];
+            if (f->state == F_RUNNABLE) resume(f);
+            if (g_sync_error) return 1;
+        }
+        unsigned done = 0, runnable = 0, at_block = 0, at_warp = 0;
+        Fiber* first_block = nullptr;
+        int mixed_lines = 0;
+        Fiber* other_line = nullptr;
+        for (unsigned t = 0; t < g_nthreads; t++) {
+            Fiber* f = &g_fibers[t];
+            switch (f->state) {
+                case F_DONE: done++; break;
+                case F_RUNNABLE: runnable++; break;
+                case F_WAIT_WARP: at_warp++; break;
+                case F_WAIT_BLOCK:
+                    at_block++;
+                    if (!first_block) first_block = f;
+                    else if (f->line != first_block->line && !mixed_lines) { mixed_lines = 1; other_line = f; }
+                    break;
+            }
+        }
+        if (done == g_nthreads) return 0;
+        if (runnable) continue;
+        if (at_block && !at_warp && !mixed_lines) {
+            // Every thread still running waits at the same __syncthreads: release the block.
+            // Threads that already returned count as arrived, as they do on current GPUs.
+            unsigned long long count = 0, all = 1, any = 0;
+            for (unsigned t = 0; t < g_nthreads; t++) {
+                Fiber* f = &g_fibers[t];
+                if (f->state != F_WAIT_BLOCK) continue;
+                count += f->value != 0;
+                all &= f->value != 0;
+                any |= f->value != 0;
+            }
+            for (unsigned t = 0; t < g_nthreads; t++) {
+                Fiber* f = &g_fibers[t];
+                if (f->state != F_WAIT_BLOCK) continue;
+                f->result = f->op == 1 ? count : f->op == 2 ? all : f->op == 3 ? any : 0;
+                f->state = F_RUNNABLE;
+            }
+            continue;
+        }
+        Line m;
+        if (mixed_lines) {
+            m.s("divergent __syncthreads: ");
+            describe_thread(m, first_block).s(" waits at line ").i(first_block->line).s(", ");
+            describe_thread(m, other_line).s(" at line ").i(other_line->line);
+        } else {
+            m.s("deadlock: ").u(at_block).s(" threads wait at __syncthreads, ").u(at_warp)
+                .s(" at warp collectives, ").u(done).s(" have exited");
+            for (unsigned t = 0; t < g_nthreads; t++) {
+                Fiber* f = &g_fibers[t];
+                if (f->state == F_WAIT_WARP) {
+                    m.s("; e.g. ");
+                    describe_thread(m, f).s(" waits in ").s(kind_name(f->kind)).s(" with mask ").hex(f->mask);
+                    break;
+                }
+            }
+        }
+        fail_sync(m);
+        return 1;
+    }
+}
+
+static void run_block_plain(const Dim3& b, unsigned nthreads, EntryFn entry, void** args,
+                            unsigned long long block_linear) {
+    make_order(g_order, nthreads, 0x5eed0000ULL + block_linear);
+    for (unsigned k = 0; k < nthreads; k++) {
+        Dim3 tid;
+        thread_coords(g_order[k], b, &tid);
+        g_ctx->thread_idx = tid;
+        entry(args);
+        if (g_sync_error) return;
+    }
+}
+
+static int run_launch(int li, Launch* L) {
+    g_launch = li;
+    g_ctx->block_dim = L->block;
+    g_ctx->grid_dim = L->grid;
+    g_nthreads = L->block.x * L->block.y * L->block.z;
+    g_entry = L->entry;
+    g_entry_args = L->args;
+    unsigned long long nblocks = (unsigned long long)L->grid.x * L->grid.y * L->grid.z;
+    prepare_block_order(nblocks, 0xb10c0000ULL + (unsigned)li);
+    for (unsigned long long i = 0; i < nblocks; i++) {
+        unsigned long long bl = block_at(i, nblocks);
+        Dim3 bid;
+        bid.x = (unsigned)(bl % L->grid.x);
+        bid.y = (unsigned)((bl / L->grid.x) % L->grid.y);
+        bid.z = (unsigned)(bl / ((unsigned long long)L->grid.x * L->grid.y));
+        g_ctx->block_idx = bid;
+        poison_shared(L->shared_bytes);
+        int failed;
+        if (g_fiber_mode) {
+            failed = run_block_fibers(bl, L->block);
+        } else {
+            run_block_plain(L->block, g_nthreads, L->entry, L->args, bl);
+            failed = g_sync_error;
+        }
+        if (failed) {
+            Line l;
+            l.s("result ").u(g_case).s(" sync_error launch ").i(li).s(" block (").u(bid.x).s(",")
+                .u(bid.y).s(",").u(bid.z).s("): ");
+            g_sync_message.buf[g_sync_message.n] = 0;
+            l.s(g_sync_message.buf);
+            l.emit();
+            return 1;
+        }
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------------ faults
+static void on_fault(int sig, siginfo_t* info, void* uctx) {
+    Line l;
+    const char* outcome = "crash";
+    if (sig == SIGXCPU) outcome = "timeout";
+    else if (sig == SIGSEGV || sig == SIGBUS) outcome = "memory_fault";
+    l.s("result ").i(g_case).s(" ").s(outcome).s(" ");
+    if (sig == SIGXCPU) {
+        l.s("cpu time limit exceeded");
+    } else {
+        uintptr_t addr = (uintptr_t)info->si_addr;
+        int is_write = -1;
+#if defined(__x86_64__)
+        if (sig == SIGSEGV) is_write = (((ucontext_t*)uctx)->uc_mcontext.gregs[REG_ERR] & 2) ? 1 : 0;
+#else
+        (void)uctx;
+#endif
+        l.s("signal ").i(sig).s(" access ").s(is_write == 1 ? "write" : is_write == 0 ? "read" : "unknown");
+        if (sig == SIGSEGV || sig == SIGBUS) {
+            if (addr >= (uintptr_t)g_mem && addr < (uintptr_t)g_mem + g_mem_bytes)
+                l.s(" offset ").u(addr - (uintptr_t)g_mem);
+            else if (g_stacks && addr >= (uintptr_t)g_stacks && addr < (uintptr_t)g_stacks + g_stack_stride * g_max_threads)
+                l.s(" stack ").u((addr - (uintptr_t)g_stacks) % g_stack_stride);
+            else
+                l.s(" address ").hex(addr);
+        }
+        if (sig == SIGSEGV && info->si_code == SEGV_ACCERR) l.s(" protected");
+        if (sig == SIGBUS && info->si_code == BUS_ADRALN) l.s(" misaligned");
+    }
+    if (g_in_kernel) {
+        l.s(" where launch ").i(g_launch).s(" block (").u(g_ctx->block_idx.x).s(",").u(g_ctx->block_idx.y)
+            .s(",").u(g_ctx->block_idx.z).s(") thread (").u(g_ctx->thread_idx.x).s(",")
+            .u(g_ctx->thread_idx.y).s(",").u(g_ctx->thread_idx.z).s(")");
+    }
+    l.emit();
+    sys_exit(3);
+}
+
+static void install_handlers(void* altstack, size_t altsize) {
+    stack_t ss;
+    ss.ss_sp = altstack;
+    ss.ss_size = altsize;
+    ss.ss_flags = 0;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGXCPU, SIGABRT, SIGTRAP, SIGSYS};
+    for (int s : sigs) sigaction(s, &sa, nullptr);
+}
+
+// ------------------------------------------------------------------ request parsing
+static char* g_req;
+static char* g_tok;
+
+static void die(const char* what) {
+    Line l;
+    l.s("fatal ").s(what);
+    l.emit();
+    exit(2);
+}
+static char* next_token() {
+    while (*g_tok == ' ' || *g_tok == '\n' || *g_tok == '\t') g_tok++;
+    if (!*g_tok) die("request ended early");
+    char* start = g_tok;
+    while (*g_tok && *g_tok != ' ' && *g_tok != '\n' && *g_tok != '\t') g_tok++;
+    if (*g_tok) *g_tok++ = 0;
+    return start;
+}
+static void expect(const char* word) {
+    char* t = next_token();
+    if (strcmp(t, word)) {
+        Line l; l.s("fatal expected '").s(word).s("' got '").s(t).s("'"); l.emit(); exit(2);
+    }
+}
+static unsigned long long next_u64() { return strtoull(next_token(), nullptr, 0); }
+
+static char* read_all_stdin() {
+    size_t cap = 1 << 16, n = 0;
+    char* buf = (char*)malloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) buf = (char*)realloc(buf, cap *= 2);
+        ssize_t r = read(0, buf + n, cap - n - 1);
+        if (r < 0) { if (errno == EINTR) continue; die("reading the request failed"); }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    return buf;
+}
+
+int main() {
+    g_req = read_all_stdin();
+    g_tok = g_req;
+    expect("mutagym-run");
+    expect("1");
+    expect("object"); char* so_path = next_token();
+    expect("memfd"); int memfd = (int)next_u64(); g_mem_bytes = next_u64();
+    expect("fibers"); g_fiber_mode = (int)next_u64();
+    expect("schedule"); g_schedule = (int)next_u64(); g_seed = next_u64();
+    expect("stack"); g_stack_bytes = next_u64();
+    expect("cpu_seconds"); unsigned long long cpu_seconds = next_u64();
+    expect("max_threads"); g_max_threads = (unsigned)next_u64();
+    expect("printf_bytes"); g_print_cap = next_u64();
+
+    g_mem = (unsigned char*)mmap(nullptr, g_mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+    if (g_mem == MAP_FAILED) die("mapping the buffers failed");
+    close(memfd);
+    expect("protect");
+    unsigned long long nprot = next_u64();
+    for (unsigned long long i = 0; i < nprot; i++) {
+        unsigned long long off = next_u64(), len = next_u64(), mode = next_u64();
+        int prot = mode == 0 ? PROT_NONE : PROT_READ;
+        if (mprotect(g_mem + off, len, prot)) die("mprotect failed");
+    }
+
+    void* handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) { Line l; l.s("fatal dlopen: ").s(dlerror()); l.emit(); return 2; }
+    typedef MgCtx* (*CtxFn)(void);
+    typedef void (*RangeFn)(unsigned char**, unsigned char**, unsigned char**, size_t*);
+    CtxFn context = (CtxFn)dlsym(handle, "__mg_context");
+    RangeFn shared_range = (RangeFn)dlsym(handle, "__mg_shared_memory");
+    if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
+    g_ctx = context();
+    shared_range(&g_smem_static_begin, &g_smem_static_end, &g_smem_dynamic, &g_smem_dynamic_capacity);
+
+    expect("cases");
+    g_first_case = (int)next_u64();
+    g_ncases = (int)next_u64();
+    g_cases = (Case*)calloc((size_t)g_ncases, sizeof(Case));
+    for (int c = 0; c < g_ncases; c++) {
+        expect("case");
+        Case* C = &g_cases[c];
+        C->nlaunches = (int)next_u64();
+        C->launches = (Launch*)calloc((size_t)C->nlaunches, sizeof(Launch));
+        for (int li = 0; li < C->nlaunches; li++) {
+            Launch* L = &C->launches[li];
+            expect("launch");
+            char* sym = next_token();
+            L->entry = (EntryFn)dlsym(handle, sym);
+            if (!L->entry) { Line l; l.s("fatal missing entry ").s(sym); l.emit(); return 2; }
+            L->grid.x = (unsigned)next_u64(); L->grid.y = (unsigned)next_u64(); L->grid.z = (unsigned)next_u64();
+            L->block.x = (unsigned)next_u64(); L->block.y = (unsigned)next_u64(); L->block.z = (unsigned)next_u64();
+            L->shared_bytes = next_u64();
+            L->nargs = (int)next_u64();
+            if (L->nargs > 64) die("too many arguments");
+            for (int a = 0; a < L->nargs; a++) {
+                char* kind = next_token();
+                unsigned long long v = next_u64();
+                L->slots[a] = kind[0] == 'b' ? (unsigned long long)(uintptr_t)(g_mem + v) : v;
+                L->args[a] = &L->slots[a];
+            }
+        }
+    }
+
+    // Everything the kernel will touch is allocated before the sandbox closes.
+    g_stack_stride = 4096 + ((g_stack_bytes + 4095) & ~(size_t)4095);
+    if (g_fiber_mode) {
+        g_stacks = (unsigned char*)mmap(nullptr, g_stack_stride * g_max_threads, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (g_stacks == MAP_FAILED) die("allocating fiber stacks failed");
+        for (unsigned t = 0; t < g_max_threads; t++) mprotect(g_stacks + (size_t)t * g_stack_stride, 4096, PROT_NONE);
+        g_fibers = (Fiber*)calloc(g_max_threads, sizeof(Fiber));
+    }
+    g_order = (unsigned*)calloc(g_max_threads ? g_max_threads : 1, sizeof(unsigned));
+    g_print_buf = g_print_cap ? (char*)malloc(g_print_cap) : nullptr;
+    {   // warm vsnprintf's lazy state (locale, tables) while system calls are still allowed
+        char tmp[128];
+        snprintf(tmp, sizeof tmp, "%d %u %f %e %g %s %x %c %ld %lld %p %5.2f", 1, 2u, 3.0, 4.0, 5.0, "s", 6, 'c', 7L, 8LL, (void*)tmp, 9.0);
+    }
+    size_t altsize = 1 << 16;
+    void* altstack = malloc(altsize);
+    install_handlers(altstack, altsize);
+
+    struct rlimit lim;
+    lim.rlim_cur = cpu_seconds;
+    lim.rlim_max = cpu_seconds + 2;
+    setrlimit(RLIMIT_CPU, &lim);
+    lim.rlim_cur = lim.rlim_max = 0;
+    setrlimit(RLIMIT_CORE, &lim);
+    free(g_req);
+
+    Line ready;
+    ready.s("ready");
+    ready.emit();
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)) die("entering seccomp strict mode failed");
+
+    for (int c = 0; c < g_ncases; c++) {
+        g_case = g_first_case + c;
+        Case* C = &g_cases[c];
+        int failed = 0;
+        g_in_kernel = 1;
+        for (int li = 0; li < C->nlaunches && !failed; li++) failed = run_launch(li, &C->launches[li]);
+        g_in_kernel = 0;
+        flush_printf(g_case);
+        if (failed) sys_exit(4);
+        Line l;
+        l.s("result ").u(g_case).s(" ok");
+        l.emit();
+    }
+    sys_exit(0);
+}
