@@ -29,6 +29,9 @@ KERNEL_FLAGS = (
     "-fno-threadsafe-statics", "-fno-stack-protector", "-fno-math-errno", "-fno-plt",
     "-w",
 )
+#: Kernels link only against the math library (and libgcc's arithmetic helpers), with no C runtime
+#: start files, so the object carries no initialisers of its own.
+KERNEL_LINK = ("-shared", "-nostdlib", "-lm", "-lgcc")
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-rdynamic")
 
 
@@ -53,7 +56,7 @@ def runtime_version() -> str:
         if path.suffix in (".h", ".cpp"):
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    h.update(" ".join(KERNEL_FLAGS + RUNNER_FLAGS).encode())
+    h.update(" ".join(KERNEL_FLAGS + KERNEL_LINK + RUNNER_FLAGS).encode())
     return h.hexdigest()[:16]
 
 
@@ -120,8 +123,8 @@ def build_kernel(translation_unit: str) -> Path:
         source.write_text(translation_unit)
         try:
             proc = subprocess.run(
-                [compiler(), *KERNEL_FLAGS, "-include", str(header), "-shared", "-nostdlib",
-                 "-o", str(tmp), str(source), "-lgcc"],
+                [compiler(), *KERNEL_FLAGS, "-include", str(header), "-o", str(tmp), str(source),
+                 *KERNEL_LINK],
                 capture_output=True, text=True)
         finally:
             source.unlink(missing_ok=True)

@@ -38,11 +38,11 @@
 
 // ---------------------------------------------------------------- thread indices
 extern "C" {
-struct __mg_ctx_t {
+struct __mg_ctx_t {          // plain uint3s: a dim3 member would need a constructor at load time
     uint3 thread_idx;
     uint3 block_idx;
-    dim3 block_dim;
-    dim3 grid_dim;
+    uint3 block_dim;
+    uint3 grid_dim;
 };
 extern struct __mg_ctx_t __mg_ctx __attribute__((visibility("hidden")));
 }

@@ -100,6 +100,7 @@ static unsigned long long g_seed;
 static size_t g_stack_bytes;
 static unsigned g_max_threads;
 static unsigned char* g_mem;       // the memfd mapping
+static uintptr_t g_main_stack_top, g_main_stack_limit;  // plain mode runs threads on this stack
 static size_t g_mem_bytes;
 
 // where we are, for fault messages
@@ -662,6 +663,8 @@ static void on_fault(int sig, siginfo_t* info, void* uctx) {
                 l.s(" offset ").u(addr - (uintptr_t)g_mem);
             else if (g_stacks && addr >= (uintptr_t)g_stacks && addr < (uintptr_t)g_stacks + g_stack_stride * g_max_threads)
                 l.s(" stack ").u((addr - (uintptr_t)g_stacks) % g_stack_stride);
+            else if (addr < g_main_stack_top && addr + g_main_stack_limit + (1 << 20) > g_main_stack_top)
+                l.s(" stack 0");  // the guard below the main stack: plain-mode recursion overflowed
             else
                 l.s(" address ").hex(addr);
         }
@@ -733,6 +736,11 @@ static char* read_all_stdin() {
 }
 
 int main() {
+    int stack_marker;
+    struct rlimit stack_lim;
+    getrlimit(RLIMIT_STACK, &stack_lim);
+    g_main_stack_top = (uintptr_t)&stack_marker;
+    g_main_stack_limit = stack_lim.rlim_cur == RLIM_INFINITY ? (size_t)8 << 20 : stack_lim.rlim_cur;
     g_req = read_all_stdin();
     g_tok = g_req;
     expect("mutagym-run");

@@ -1,0 +1,93 @@
+/*
+ * mg_atomic.h -- CUDA atomic functions for the mutagym CPU emulator.
+ *
+ * The emulator runs all threads of a block cooperatively on one OS thread, and a thread gives
+ * up the CPU only inside a barrier/shuffle call, so an atomic is a plain read-modify-write that
+ * returns the old value: no other thread can run in between. Every function also exists with
+ * the _block and _system suffixes (same behaviour: scopes make no difference here).
+ *
+ * Semantics follow the CUDA programming guide: atomicInc/atomicDec wrap at `val`, atomicCAS
+ * stores only on equality, atomicMin/atomicMax on floating types keep the old value when the
+ * operand is NaN (a GPU leaves this unspecified). Float atomicAdd rounds like an ordinary add;
+ * the order in which threads' additions happen is the scheduler's thread order (a GPU's order
+ * is unspecified), so a sum that depends on it differs between schedules as it would on a GPU.
+ */
+#pragma once
+
+#include "mg_types.h"
+#include "mg_half.h"
+#include "mg_bf16.h"
+
+/* Defines name, name_block and name_system with one body. */
+#define __MG_ATOMIC(R, name, params, body)                                                         \
+    static inline R name params body                                                               \
+    static inline R name##_block params body                                                       \
+    static inline R name##_system params body
+
+#define __MG_ATOMIC_RMW(name, T, expr)                                                             \
+    __MG_ATOMIC(T, name, (T * address, T val), { T old = *address; *address = (expr); return old; })
+
+/* add / sub */
+__MG_ATOMIC_RMW(atomicAdd, int, old + val)
+__MG_ATOMIC_RMW(atomicAdd, unsigned int, old + val)
+__MG_ATOMIC_RMW(atomicAdd, unsigned long long, old + val)
+/* the barrier keeps a product passed as val from being fused with the add (a GPU never fuses) */
+__MG_ATOMIC_RMW(atomicAdd, float, old + __mg_fbar(val))
+__MG_ATOMIC_RMW(atomicAdd, double, old + __mg_dbar(val))
+__MG_ATOMIC_RMW(atomicAdd, __half, __hadd(old, val))
+__MG_ATOMIC_RMW(atomicAdd, __half2, __hadd2(old, val))
+__MG_ATOMIC_RMW(atomicAdd, __nv_bfloat16, __hadd(old, val))
+__MG_ATOMIC_RMW(atomicAdd, __nv_bfloat162, __hadd2(old, val))
+__MG_ATOMIC_RMW(atomicAdd, float2, make_float2(old.x + val.x, old.y + val.y))
+__MG_ATOMIC_RMW(atomicAdd, float4, make_float4(old.x + val.x, old.y + val.y, old.z + val.z, old.w + val.w))
+__MG_ATOMIC_RMW(atomicSub, int, old - val)
+__MG_ATOMIC_RMW(atomicSub, unsigned int, old - val)
+
+/* exchange */
+__MG_ATOMIC_RMW(atomicExch, int, val)
+__MG_ATOMIC_RMW(atomicExch, unsigned int, val)
+__MG_ATOMIC_RMW(atomicExch, unsigned long long, val)
+__MG_ATOMIC_RMW(atomicExch, float, val)
+
+/* min / max */
+__MG_ATOMIC_RMW(atomicMin, int, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMin, unsigned int, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMin, long long, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMin, unsigned long long, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMin, float, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMin, double, val < old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, int, val > old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, unsigned int, val > old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, long long, val > old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, unsigned long long, val > old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, float, val > old ? val : old)
+__MG_ATOMIC_RMW(atomicMax, double, val > old ? val : old)
+
+/* increment / decrement with wrap-around:
+ * atomicInc stores (old >= val) ? 0 : old + 1; atomicDec stores (old == 0 || old > val) ? val : old - 1 */
+__MG_ATOMIC_RMW(atomicInc, unsigned int, (old >= val) ? 0u : old + 1u)
+__MG_ATOMIC_RMW(atomicDec, unsigned int, (old == 0u || old > val) ? val : old - 1u)
+
+/* bitwise */
+__MG_ATOMIC_RMW(atomicAnd, int, old & val)
+__MG_ATOMIC_RMW(atomicAnd, unsigned int, old & val)
+__MG_ATOMIC_RMW(atomicAnd, unsigned long long, old & val)
+__MG_ATOMIC_RMW(atomicOr, int, old | val)
+__MG_ATOMIC_RMW(atomicOr, unsigned int, old | val)
+__MG_ATOMIC_RMW(atomicOr, unsigned long long, old | val)
+__MG_ATOMIC_RMW(atomicXor, int, old ^ val)
+__MG_ATOMIC_RMW(atomicXor, unsigned int, old ^ val)
+__MG_ATOMIC_RMW(atomicXor, unsigned long long, old ^ val)
+
+/* compare and swap: stores val if *address == compare; returns the old value */
+#define __MG_ATOMIC_CAS(T)                                                                         \
+    __MG_ATOMIC(T, atomicCAS, (T * address, T compare, T val),                                     \
+                { T old = *address; if (old == compare) *address = val; return old; })
+__MG_ATOMIC_CAS(int)
+__MG_ATOMIC_CAS(unsigned int)
+__MG_ATOMIC_CAS(unsigned long long)
+__MG_ATOMIC_CAS(unsigned short)
+
+#undef __MG_ATOMIC_CAS
+#undef __MG_ATOMIC_RMW
+#undef __MG_ATOMIC

@@ -1,0 +1,110 @@
+"""Make a submission's text acceptable to NVRTC without moving a single line.
+
+NVRTC has no system headers: `#include <stdint.h>` fails, and `int32_t`, `INT32_MAX`, `M_PI`,
+`INFINITY` and the `std::` forms of the math functions are not defined (math functions themselves,
+`size_t` and `ptrdiff_t` are built in). `prepare_for_nvrtc` blanks the includes of `stdint.h`,
+`cstdint`, `math.h` and `cmath` and puts a short prelude in front that supplies what those headers
+would have, followed by `#line 1`, so every compiler message still names the submission's own line.
+`cuda_fp16.h` and `cuda_bf16.h` stay: they resolve through `-I` (see `mutagym.runtime.nvrtc`).
+
+The integer types follow the LP64 Linux ABI that g++ (the CPU emulator) sees, so `int64_t` is
+`long`, not `long long`, on both backends.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
+
+#: Headers whose `#include` lines are replaced by an empty line.
+STRIPPED_HEADERS = ("stdint.h", "cstdint", "math.h", "cmath")
+
+_INCLUDE = re.compile(
+    r"""^[ \t]*\#[ \t]*include[ \t]*[<"](?P<header>stdint\.h|cstdint|math\.h|cmath)[>"]"""
+    r"""[ \t]*(?://.*|/\*.*\*/[ \t]*)?$"""
+)
+
+_INT_TYPES = (
+    ("int8_t", "signed char"), ("int16_t", "short"), ("int32_t", "int"), ("int64_t", "long"),
+    ("uint8_t", "unsigned char"), ("uint16_t", "unsigned short"), ("uint32_t", "unsigned int"),
+    ("uint64_t", "unsigned long"), ("intptr_t", "long"), ("uintptr_t", "unsigned long"),
+    ("intmax_t", "long"), ("uintmax_t", "unsigned long"),
+)
+
+#: Always present: the fixed-width integer types (the design promises them without an include).
+_TYPEDEFS = " ".join(f"typedef {ctype} {name};" for name, ctype in _INT_TYPES)
+
+_INT_MACROS = (
+    ("INT8_MIN", "(-128)"), ("INT8_MAX", "127"), ("UINT8_MAX", "255"),
+    ("INT16_MIN", "(-32767-1)"), ("INT16_MAX", "32767"), ("UINT16_MAX", "65535"),
+    ("INT32_MIN", "(-2147483647-1)"), ("INT32_MAX", "2147483647"), ("UINT32_MAX", "4294967295U"),
+    ("INT64_MIN", "(-9223372036854775807L-1)"), ("INT64_MAX", "9223372036854775807L"),
+    ("UINT64_MAX", "18446744073709551615UL"), ("SIZE_MAX", "18446744073709551615UL"),
+    ("INTPTR_MIN", "(-9223372036854775807L-1)"), ("INTPTR_MAX", "9223372036854775807L"),
+    ("UINTPTR_MAX", "18446744073709551615UL"),
+)
+
+_MATH_MACROS = (
+    # NVRTC has no __builtin_inff/__builtin_nanf; these divisions fold to constants (constexpr-safe).
+    ("INFINITY", "(1.0f/0.0f)"), ("NAN", "(0.0f/0.0f)"), ("HUGE_VALF", "(1.0f/0.0f)"),
+    ("HUGE_VAL", "(1.0/0.0)"),
+    ("M_E", "2.7182818284590452354"), ("M_LOG2E", "1.4426950408889634074"),
+    ("M_LOG10E", "0.43429448190325182765"), ("M_LN2", "0.69314718055994530942"),
+    ("M_LN10", "2.30258509299404568402"), ("M_PI", "3.14159265358979323846"),
+    ("M_PI_2", "1.57079632679489661923"), ("M_PI_4", "0.78539816339744830962"),
+    ("M_1_PI", "0.31830988618379067154"), ("M_2_PI", "0.63661977236758134308"),
+    ("M_2_SQRTPI", "1.12837916709551257390"), ("M_SQRT2", "1.41421356237309504880"),
+    ("M_SQRT1_2", "0.70710678118654752440"),
+)
+
+#: `<cstdint>` declares the types in `std::` as well.
+_STD_INTS = "namespace std { " + " ".join(f"using ::{name};" for name, _ in _INT_TYPES) + " }"
+
+#: `<cmath>` declares the math functions in `std::`; NVRTC declares them only globally.
+_STD_MATH_NAMES = (
+    "abs fabs fmod remainder fma fmax fmin fdim exp exp2 expm1 log log2 log10 log1p pow sqrt cbrt "
+    "hypot sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh erf erfc tgamma lgamma "
+    "ceil floor trunc round lround llround rint lrint llrint nearbyint frexp ldexp modf scalbn "
+    "scalbln ilogb logb nextafter copysign isnan isinf isfinite signbit"
+).split()
+_STD_MATH = "namespace std { " + " ".join(f"using ::{name};" for name in _STD_MATH_NAMES) + " }"
+
+
+def _defines(macros: tuple[tuple[str, str], ...]) -> list[str]:
+    return [f"#ifndef {name}\n#define {name} {value}\n#endif" for name, value in macros]
+
+
+def prepare_for_nvrtc(source: str) -> str:
+    """Return *source* with its standard-header includes blanked and a prelude in front.
+
+    Every line of *source* keeps its number (a `#line 1` follows the prelude) and its line ending;
+    only the `#include` lines of `stdint.h`, `cstdint`, `math.h` and `cmath` become empty.
+
+    >>> out = prepare_for_nvrtc('#include <stdint.h>\\nint32_t x;\\n')
+    >>> out.splitlines()[-3:]
+    ['#line 1', '', 'int32_t x;']
+    >>> 'typedef int int32_t;' in out and 'INT32_MAX' in out
+    True
+    >>> 'M_PI' in prepare_for_nvrtc('int x;\\n')
+    False
+    """
+    lines = source.splitlines(keepends=True)
+    seen: set[str] = set()
+    for number, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        match = _INCLUDE.match(body)
+        if match:
+            seen.add(match["header"])
+            lines[number] = line[len(body):]  # keep only the line ending
+    prelude = [_TYPEDEFS]
+    if seen & {"stdint.h", "cstdint"}:
+        prelude += _defines(_INT_MACROS)
+    if "cstdint" in seen:
+        prelude.append(_STD_INTS)
+    if seen & {"math.h", "cmath"}:
+        prelude += _defines(_MATH_MACROS)
+    if "cmath" in seen:
+        prelude.append(_STD_MATH)
+    prelude.append("#line 1")
+    return "\n".join(prelude) + "\n" + "".join(lines)
