@@ -65,7 +65,8 @@ class Comparator:
         close = (close & ref_finite) | same_special | (both_nan & self.nan_matches)
         finite_diff = np.where(ref_finite & np.isfinite(o), diff, 0.0)
         max_abs = float("inf") if bad.any() else float(finite_diff.max())
-        rel = finite_diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny)
+        with np.errstate(over="ignore"):
+            rel = finite_diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny)
         max_rel = float(np.where(bad, np.inf, np.where(ref_finite, rel, 0.0)).max())
         mismatch = float(1.0 - close.mean())
         if bad.any():
