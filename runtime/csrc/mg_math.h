@@ -436,12 +436,12 @@ __MG_CFUNC float __expf(float x) noexcept { return exp2f(__mg_fbar(x * 1.4426950
 __MG_CFUNC float __exp10f(float x) noexcept { return exp2f(__mg_fbar(x * 3.32192802429199219f)); }
 
 /* __log2f(x): lg2.approx.ftz.f32. Its error is absolute near 1 (CUDA: 2^-22 for x in [0.5, 2],
- * 2 ulp elsewhere); modelled by log2f with the result quantised to a multiple of 2^-22 for x in
- * [0.5, 2] (absolute error <= 2^-23), so e.g. __logf(1 + tiny) loses its relative accuracy as on
- * a GPU. */
+ * 2 ulp elsewhere); modelled by log2f with the result quantised to a multiple of 2^-23 for x in
+ * [0.5, 2] (absolute error <= 2^-24, small enough to stay inside the documented bounds of __logf
+ * and __log10f too), so e.g. __logf(1 + tiny) loses its relative accuracy as on a GPU. */
 __MG_CFUNC float __log2f(float x) noexcept {
     float l = log2f(x);
-    if (x >= 0.5f && x <= 2.0f) l = (float)(__builtin_rint((double)l * 4194304.0) * (1.0 / 4194304.0));
+    if (x >= 0.5f && x <= 2.0f) l = (float)(__builtin_rint((double)l * 8388608.0) * (1.0 / 8388608.0));
     return l;
 }
 /* __logf(x) = lg2.approx(x) * ln(2), product rounded to float (0x3f317218). CUDA: absolute error
@@ -453,18 +453,19 @@ __MG_CFUNC float __log10f(float x) noexcept { return __mg_fbar(__log2f(x)) * 0.3
  * |y log2 x|; negative x gives NaN (as on a GPU). */
 __MG_CFUNC float __powf(float x, float y) noexcept { return exp2f(__mg_fbar(y * __log2f(x))); }
 
-/* __sinf/__cosf: sin.approx.f32/cos.approx.f32, which the GPU runs as FMUL.RZ by 1/(2 pi)
- * (float 0x3e22f983) followed by MUFU.SIN/COS on the fraction of a revolution. Modelled as:
- * t = x * 0x3e22f983 rounded toward zero (exact product truncated to float), the exact
- * sine/cosine of 2 pi frac(t), quantised to a multiple of 2^-21 (absolute error <= 2^-22; CUDA:
- * 2^-21.41 in [-pi, pi]). Outside [-pi, pi] the float reduction loses about |x| * 2^-24 of the
- * angle, so the error grows with |x| as on a GPU; tiny results are quantised to 0 or +-2^-21. */
+/* __sinf/__cosf: sin.approx.f32/cos.approx.f32, which the GPU runs as a float multiply by 1/(2 pi)
+ * (0x3e22f983) followed by MUFU.SIN/COS on the fraction of a revolution. Modelled as:
+ * t = x * 0x3e22f983 rounded to float, the exact sine/cosine of 2 pi frac(t), quantised to a
+ * multiple of 2^-24. Inside [-pi, pi] the reduction (the constant's error plus t's rounding)
+ * costs up to ~3.1e-7 and the quantisation 3e-8: within CUDA's 2^-21.41 (3.6e-7). Outside, the
+ * float reduction loses about |x| * 1e-7 of the angle, so the error grows with |x| as on a GPU;
+ * results below 2^-25 in magnitude become 0. */
 static inline float __mg_sincos_rev(float x, int want_cos) {
-    float t = __mg_d2f_dir((double)x * 0.15915493667125701904, 1);
+    float t = __mg_fbar(x * 0.159154936671257019043f);
     double fr = (double)t - __builtin_rint((double)t); /* exact, in [-0.5, 0.5] */
     double a = fr * 6.283185307179586477;
     double v = want_cos ? cos(a) : sin(a);
-    return (float)(__builtin_rint(v * 2097152.0) * (1.0 / 2097152.0));
+    return (float)(__builtin_rint(v * 16777216.0) * (1.0 / 16777216.0));
 }
 __MG_CFUNC float __sinf(float x) noexcept { return __mg_sincos_rev(x, 0); }
 __MG_CFUNC float __cosf(float x) noexcept { return __mg_sincos_rev(x, 1); }

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from mutagym.runtime.cases import RunCase, parse_schedule
-from mutagym.runtime.cuda_backend import (CANARY_BYTES, CudaKernel, _build_job,
-                                          _classify_cuda_error, _value_arg, cuda_available,
-                                          shutdown_workers)
+from mutagym.runtime.cuda_backend import (CudaKernel, _build_job, _classify_cuda_error,
+                                          _value_arg, cuda_available, shutdown_workers)
 from mutagym.runtime.errors import CompileError, InfrastructureError
 from mutagym.runtime.nvrtc import nvrtc_compile
 from mutagym.runtime.plan import resolve_plan
 from mutagym.runtime.submission import parse_submission
 
-gpu = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU and CuPy (pip install 'mutagym[cuda]')")
+gpu = pytest.mark.skipif(not cuda_available(),
+                         reason="needs a CUDA GPU and CuPy (pip install 'mutagym[cuda]')")
 
 
 def submission(block: str, code: str) -> str:

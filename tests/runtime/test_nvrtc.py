@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -148,6 +149,14 @@ class TestNvrtcCompile:
                 nvrtc_compile(source)
             messages.append((str(info.value), info.value.log))
         assert messages[0] == messages[1]
+
+    def test_threads_compile_concurrently(self):
+        """NVRTC programs are independent: parallel compiles of different texts all succeed."""
+        sources = [kernel(f"    out[threadIdx.x] = {i}.0f * out[threadIdx.x];") for i in range(8)]
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(nvrtc_compile, sources))
+        assert all(".entry k(" in r.ptx for r in results)
+        assert len({r.ptx for r in results}) == len(sources)
 
     def test_bad_arch_is_refused(self):
         """An arch that is not compute_NN / sm_NN is a ValueError quoting it."""
