@@ -436,12 +436,13 @@ __MG_CFUNC float __expf(float x) noexcept { return exp2f(__mg_fbar(x * 1.4426950
 __MG_CFUNC float __exp10f(float x) noexcept { return exp2f(__mg_fbar(x * 3.32192802429199219f)); }
 
 /* __log2f(x): lg2.approx.ftz.f32. Its error is absolute near 1 (CUDA: 2^-22 for x in [0.5, 2],
- * 2 ulp elsewhere); modelled by log2f with the result quantised to a multiple of 2^-23 for x in
- * [0.5, 2] (absolute error <= 2^-24, small enough to stay inside the documented bounds of __logf
- * and __log10f too), so e.g. __logf(1 + tiny) loses its relative accuracy as on a GPU. */
+ * 2 ulp elsewhere): the hardware works on the significand in fixed point, and below 1 the
+ * exponent cancels against it. Modelled by log2f with the result quantised to a multiple of 2^-24
+ * for x in [0.5, 2] (absolute error about 2^-25, which keeps __log10f inside its documented 2^-24),
+ * so e.g. __logf(1 + 1e-6) is a few percent off, where logf is exact to an ulp. */
 __MG_CFUNC float __log2f(float x) noexcept {
     float l = log2f(x);
-    if (x >= 0.5f && x <= 2.0f) l = (float)(__builtin_rint((double)l * 8388608.0) * (1.0 / 8388608.0));
+    if (x >= 0.5f && x <= 2.0f) l = (float)(__builtin_rint((double)l * 16777216.0) * (1.0 / 16777216.0));
     return l;
 }
 /* __logf(x) = lg2.approx(x) * ln(2), product rounded to float (0x3f317218). CUDA: absolute error

@@ -20,6 +20,10 @@
 
 #include <stdint.h>
 
+#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
+#error "mutagym's device library needs IEEE semantics (NaN tests, exact rounding tricks): do not build with -ffast-math or -ffinite-math-only"
+#endif
+
 /* ------------------------------------------------------------------------------------------ */
 /* Vector types                                                                               */
 /* ------------------------------------------------------------------------------------------ */
