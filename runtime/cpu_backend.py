@@ -33,9 +33,9 @@ from collections.abc import Sequence
 
 from .buffers import DeviceMemory
 from .cases import RunCase, parse_schedule
-from .elf_check import check_kernel_object
-from .errors import InfrastructureError
-from .plan import resolve_plan
+from .elf_check import check_kernel_object, static_shared_bytes
+from .errors import InfrastructureError, LaunchError, SubmissionError
+from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
 from .results import RunResult
 from .submission import Submission
 from .toolchain import build_kernel, runner_path
@@ -44,6 +44,8 @@ from .translate import entry_symbol, translation_unit
 _ORDERS = ("ascending", "descending", "shuffled")
 FIBER_STACK_BYTES = 64 * 1024
 PRINTF_BYTES = 64 * 1024
+#: Shared memory of one block, static and dynamic together (what any GPU allows without opt-in).
+MAX_SHARED_BYTES = MAX_DYNAMIC_SHARED_BYTES
 
 
 class CpuKernel:
@@ -53,6 +55,10 @@ class CpuKernel:
         self.submission = submission
         self.object_path = build_kernel(translation_unit(submission))
         check_kernel_object(self.object_path)
+        self.static_shared_bytes = static_shared_bytes(self.object_path)
+        if self.static_shared_bytes > MAX_SHARED_BYTES:
+            raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a block "
+                                  f"may use at most {MAX_SHARED_BYTES}")
         self.runner = runner_path()
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
@@ -60,6 +66,13 @@ class CpuKernel:
         order, seed = parse_schedule(schedule)
         kind, seed = _ORDERS.index(order), seed or 0
         plans = [resolve_plan(self.submission, c.inputs, c.outputs, c.dims, c.scalars) for c in cases]
+        for plan in plans:
+            for launch in plan.launches:
+                if launch.shared_bytes + self.static_shared_bytes > MAX_SHARED_BYTES:
+                    raise LaunchError(
+                        f"launch {launch.index} ({launch.kernel}) asks for {launch.shared_bytes} bytes of "
+                        f"dynamic shared memory on top of {self.static_shared_bytes} static; a block may "
+                        f"use at most {MAX_SHARED_BYTES}")
         memory = DeviceMemory(plans, [c.inputs for c in cases])
         try:
             results: list[RunResult | None] = [None] * len(cases)
@@ -118,6 +131,7 @@ class CpuKernel:
         proc = subprocess.Popen([str(self.runner)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, pass_fds=(memory.fd,), start_new_session=True)
         killed_by_us = False
+        exited_after_fault = False   # the runner exits after reporting a fault; the batch resumes
         current = start
         try:
             proc.stdin.write(request.encode())
@@ -147,6 +161,7 @@ class CpuKernel:
                 elif words[0] == "result":
                     case = int(words[1])
                     results[case] = self._result(words[2], words[3] if len(words) > 3 else "", memory, case)
+                    exited_after_fault = words[2] != "ok"
                     current = case + 1
                     deadline = time.monotonic() + timeout_s
                 elif words[0] == "fatal":
@@ -158,7 +173,7 @@ class CpuKernel:
             stderr = proc.stderr.read().decode(errors="replace")
             proc.stdout.close()
             proc.stderr.close()
-        if current < len(results) and results[current] is None and not killed_by_us:
+        if current < len(results) and results[current] is None and not (killed_by_us or exited_after_fault):
             if status == -signal.SIGKILL:
                 results[current] = RunResult(
                     "forbidden_syscall",

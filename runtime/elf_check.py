@@ -65,6 +65,12 @@ def math_library_symbols() -> frozenset[str]:
     return frozenset(names)
 
 
+def static_shared_bytes(path: str | Path) -> int:
+    """Bytes of static `__shared__` storage in a built kernel (its `mg_shared` section)."""
+    sections = _sections(Path(path).read_bytes())
+    return sections["mg_shared"][2] if "mg_shared" in sections else 0
+
+
 def check_kernel_object(path: str | Path) -> None:
     """Raise `SubmissionError` if the built object could act before or outside the sandbox."""
     data = Path(path).read_bytes()

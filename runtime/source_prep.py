@@ -14,6 +14,7 @@ The integer types follow the LP64 Linux ABI that g++ (the CPU emulator) sees, so
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 __all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
 
@@ -58,6 +59,19 @@ _MATH_MACROS = (
     ("M_SQRT1_2", "0.70710678118654752440"),
 )
 
+# The CUDART_* constants (CUDA's math_constants.h) that the CPU emulator always provides, read
+# from its header so both backends accept the same text; NVRTC has no __builtin_huge_valf/nanf,
+# so the infinities and NaNs are spelled as bit casts there.
+_BIT_CAST_CONSTANTS = {
+    "CUDART_INF_F": "__int_as_float(0x7f800000)", "CUDART_NAN_F": "__int_as_float(0x7fffffff)",
+    "CUDART_INF": "__longlong_as_double(0x7ff0000000000000LL)",
+    "CUDART_NAN": "__longlong_as_double(0xfff8000000000000ULL)",
+}
+_CUDART_MACROS = tuple(
+    (name, _BIT_CAST_CONSTANTS.get(name, value.strip()))
+    for name, value in re.findall(r"^#define (CUDART_\w+) ([^/\n]+)",
+                                  (Path(__file__).with_name("csrc") / "mg_math.h").read_text(), re.M))
+
 #: `<cstdint>` declares the types in `std::` as well.
 _STD_INTS = "namespace std { " + " ".join(f"using ::{name};" for name, _ in _INT_TYPES) + " }"
 
@@ -97,7 +111,7 @@ def prepare_for_nvrtc(source: str) -> str:
         if match:
             seen.add(match["header"])
             lines[number] = line[len(body):]  # keep only the line ending
-    prelude = [_TYPEDEFS]
+    prelude = [_TYPEDEFS, *_defines(_CUDART_MACROS)]
     if seen & {"stdint.h", "cstdint"}:
         prelude += _defines(_INT_MACROS)
     if "cstdint" in seen:

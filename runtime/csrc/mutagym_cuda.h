@@ -54,8 +54,8 @@ extern struct __mg_ctx_t __mg_ctx __attribute__((visibility("hidden")));
 // ---------------------------------------------------------------- runner entry points
 // Implemented in runner.cpp; every call may switch to another thread of the block.
 extern "C" {
-void __mg_syncthreads(int line);
-int __mg_syncthreads_op(int line, int op, int predicate);
+void __mg_syncthreads(int line, int site);
+int __mg_syncthreads_op(int line, int site, int op, int predicate);
 unsigned long long __mg_warp_op(int line, unsigned mask, int kind, unsigned long long value,
                                 int arg, int width);
 unsigned __mg_activemask(void);
@@ -72,10 +72,11 @@ enum {
     __MG_REDUCE_OR = 14, __MG_REDUCE_XOR = 15,
 };
 
-#define __syncthreads() __mg_syncthreads(__LINE__)
-#define __syncthreads_count(p) __mg_syncthreads_op(__LINE__, __MG_SYNC_COUNT, (p) ? 1 : 0)
-#define __syncthreads_and(p) __mg_syncthreads_op(__LINE__, __MG_SYNC_AND, (p) ? 1 : 0)
-#define __syncthreads_or(p) __mg_syncthreads_op(__LINE__, __MG_SYNC_OR, (p) ? 1 : 0)
+// Each textual barrier is its own site (__COUNTER__), so two barriers on one line still diverge.
+#define __syncthreads() __mg_syncthreads(__LINE__, __COUNTER__)
+#define __syncthreads_count(p) __mg_syncthreads_op(__LINE__, __COUNTER__, __MG_SYNC_COUNT, (p) ? 1 : 0)
+#define __syncthreads_and(p) __mg_syncthreads_op(__LINE__, __COUNTER__, __MG_SYNC_AND, (p) ? 1 : 0)
+#define __syncthreads_or(p) __mg_syncthreads_op(__LINE__, __COUNTER__, __MG_SYNC_OR, (p) ? 1 : 0)
 #define __activemask() __mg_activemask()
 #define printf __mg_printf
 

@@ -114,7 +114,7 @@ struct Fiber {
     unsigned linear;
     Dim3 tid;
     // collective bookkeeping
-    int line;
+    int line, site;
     int op;
     unsigned mask;
     int kind, arg, width;
@@ -302,7 +302,10 @@ static unsigned long long block_at(unsigned long long i, unsigned long long n) {
 }
 
 // ------------------------------------------------------------------ sync errors
+static const int KIND_ACTIVEMASK = 16;  // after the header's __MG_* collective kinds
+
 static const char* kind_name(int kind) {
+    if (kind == KIND_ACTIVEMASK) return "__activemask";
     static const char* names[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
                                   "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                   "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
@@ -327,7 +330,7 @@ static void fail_sync(const char* why) {
 }
 
 // ------------------------------------------------------------------ barriers (called by kernels)
-extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line) {
+extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line, int site) {
     if (!g_fiber_mode) {
         fail_sync("a barrier was reached in a kernel run without fibers");
         return;
@@ -335,11 +338,13 @@ extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line
     Fiber* f = g_current;
     f->state = F_WAIT_BLOCK;
     f->line = line;
+    f->site = site;
     f->op = 0;
     yield_to_scheduler();
 }
 
-extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int op, int pred) {
+extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int site, int op,
+                                                                           int pred) {
     if (!g_fiber_mode) {
         fail_sync("a barrier was reached in a kernel run without fibers");
         return 0;
@@ -347,20 +352,41 @@ extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int li
     Fiber* f = g_current;
     f->state = F_WAIT_BLOCK;
     f->line = line;
+    f->site = site;
     f->op = op;
     f->value = (unsigned long long)pred;
     yield_to_scheduler();
     return (int)f->result;
 }
 
-extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void) {
-    if (!g_fiber_mode) return 1u << (g_ctx->thread_idx.x % 32);
-    unsigned warp = g_current->linear / 32, mask = 0;
+// __activemask() answers "which lanes of my warp execute this together": threads here run one at
+// a time, so the caller waits until no lane of its warp is still runnable; the lanes waiting in
+// __activemask then are the active set, and lanes that exited or wait elsewhere are not.
+
+static void try_complete_activemask(unsigned warp) {
+    unsigned waiting = 0;
     for (unsigned l = 0; l < 32; l++) {
         unsigned t = warp * 32 + l;
-        if (t < g_nthreads && g_fibers[t].state != F_DONE) mask |= 1u << l;
+        if (t >= g_nthreads) break;
+        const Fiber* f = &g_fibers[t];
+        if (f->state == F_RUNNABLE) return;
+        if (f->state == F_WAIT_WARP && f->kind == KIND_ACTIVEMASK) waiting |= 1u << l;
     }
-    return mask;
+    for (unsigned l = 0; l < 32; l++) {
+        if (!(waiting >> l & 1)) continue;
+        Fiber* f = &g_fibers[warp * 32 + l];
+        f->result = waiting;
+        f->state = F_RUNNABLE;
+    }
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void) {
+    if (!g_fiber_mode) return 1u << (g_ctx->thread_idx.x % 32);
+    Fiber* f = g_current;
+    f->state = F_WAIT_WARP;
+    f->kind = KIND_ACTIVEMASK;
+    yield_to_scheduler();
+    return (unsigned)f->result;
 }
 
 // Undefined shuffle sources (a lane that does not exist or is not in the mask) read all-ones
@@ -465,7 +491,7 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
                 .s(" in mask ").hex(mask).s(", which has already exited");
             fail_sync(m);
             ready = 0;
-        } else if (lanes[l].state != F_WAIT_WARP) {
+        } else if (lanes[l].state != F_WAIT_WARP || lanes[l].kind == KIND_ACTIVEMASK) {
             ready = 0;
         }
     }
@@ -528,7 +554,10 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
     for (;;) {
         for (unsigned k = 0; k < g_nthreads; k++) {
             Fiber* f = &g_fibers[g_order[k]];
-            if (f->state == F_RUNNABLE) resume(f);
+            if (f->state == F_RUNNABLE) {
+                resume(f);
+                try_complete_activemask(f->linear / 32);
+            }
             if (g_sync_error) return 1;
         }
         unsigned done = 0, runnable = 0, at_block = 0, at_warp = 0;
@@ -544,7 +573,7 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
                 case F_WAIT_BLOCK:
                     at_block++;
                     if (!first_block) first_block = f;
-                    else if (f->line != first_block->line && !mixed_lines) { mixed_lines = 1; other_line = f; }
+                    else if (f->site != first_block->site && !mixed_lines) { mixed_lines = 1; other_line = f; }
                     break;
             }
         }
