@@ -290,8 +290,8 @@ static void prepare_block_order(unsigned long long n, unsigned long long salt) {
     unsigned long long s = g_seed ^ salt;
     g_block_a = 1; g_block_b = 0;
     if (g_schedule == 2 && n > 1) {
-        g_block_a = splitmix(&s) % n | 1;
-        while (gcd_u64(g_block_a, n) != 1) g_block_a = (g_block_a + 2) % n | 1;
+        g_block_a = 1 + splitmix(&s) % (n - 1);                            // in [1, n - 1]
+        while (gcd_u64(g_block_a, n) != 1) g_block_a = g_block_a % (n - 1) + 1;  // reaches 1 at worst
         g_block_b = splitmix(&s) % n;
     }
 }

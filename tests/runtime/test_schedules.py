@@ -196,3 +196,27 @@ def test_non_string_schedule_is_a_value_error():
     with pytest.raises(ValueError, match="unknown schedule 1"):
         compiled(CORRECT).run({"x": np.ones(256, np.float32)}, {"out": ((1,), "float32")}, {"n": 256},
                               schedule=1)
+
+
+BLOCK_IDS = """/* mutagym
+[[launch]]
+kernel = "k"
+grid = ["g"]
+block = [4]
+args = ["out", "g"]
+*/
+extern "C" __global__ void k(int* out, int g) {
+    __syncthreads();
+    if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x;
+}
+"""
+
+
+@pytest.mark.parametrize("schedule", ["shuffled", "shuffled:3", "descending"])
+def test_every_block_runs_exactly_once_for_small_grids(schedule):
+    """The block order is a permutation for every grid size (a grid of 3 once hung when shuffled)."""
+    k = compiled(BLOCK_IDS)
+    cases = [RunCase({}, {"out": ((g,), "int32")}, {"g": g}) for g in range(1, 10)]
+    for g, r in zip(range(1, 10), k.run_batch(cases, schedule=schedule, timeout_s=5)):
+        assert r.ok, (g, r.outcome, r.message)
+        assert r.outputs["out"].tolist() == list(range(g)), g

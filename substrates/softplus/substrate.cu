@@ -1,0 +1,35 @@
+/* mutagym
+[[launch]]
+kernel = "softplus_vec4"
+grid = ["min(ceil_div(n, 1024), 1024)"]
+block = [256]
+args = ["x", "out", "n", "beta", "threshold"]
+*/
+// Softplus: out[i] = log(1 + exp(beta * x)) / beta, or x where beta * x > threshold, elementwise over n floats.
+// Grid-stride loop over float4 groups (buffers start 16-byte aligned), then a scalar tail loop for
+// the n % 4 elements after the last full group. The grid is capped at 1024 blocks; every thread
+// strides by the whole grid, so any n in range is covered.
+
+__device__ __forceinline__ float softplus_op(float v, float beta, float threshold) {
+    const float bx = v * beta;
+    return bx > threshold ? v : log1pf(expf(bx)) / beta;
+}
+
+extern "C" __global__ void softplus_vec4(const float* __restrict__ x, float* __restrict__ out, int n, float beta, float threshold) {
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    const int stride = gridDim.x * blockDim.x;
+    const int n4 = n >> 2;
+    const float4* __restrict__ x4 = reinterpret_cast<const float4*>(x);
+    float4* __restrict__ out4 = reinterpret_cast<float4*>(out);
+    for (int i = tid; i < n4; i += stride) {
+        float4 v = x4[i];
+        v.x = softplus_op(v.x, beta, threshold);
+        v.y = softplus_op(v.y, beta, threshold);
+        v.z = softplus_op(v.z, beta, threshold);
+        v.w = softplus_op(v.w, beta, threshold);
+        out4[i] = v;
+    }
+    for (int i = (n4 << 2) + tid; i < n; i += stride) {
+        out[i] = softplus_op(x[i], beta, threshold);
+    }
+}
