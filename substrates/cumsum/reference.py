@@ -1,0 +1,5 @@
+import torch
+
+
+def reference(x):
+    return torch.cumsum(x, dim=-1)
