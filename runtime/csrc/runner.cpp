@@ -363,7 +363,10 @@ extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int li
 // a time, so the caller waits until no lane of its warp is still runnable; the lanes waiting in
 // __activemask then are the active set, and lanes that exited or wait elsewhere are not.
 
+static unsigned g_activemask_waiters;  // fibers inside __activemask: the scheduler checks only then
+
 static void try_complete_activemask(unsigned warp) {
+    if (!g_activemask_waiters) return;
     unsigned waiting = 0;
     for (unsigned l = 0; l < 32; l++) {
         unsigned t = warp * 32 + l;
@@ -377,6 +380,7 @@ static void try_complete_activemask(unsigned warp) {
         Fiber* f = &g_fibers[warp * 32 + l];
         f->result = waiting;
         f->state = F_RUNNABLE;
+        g_activemask_waiters--;
     }
 }
 
@@ -385,6 +389,7 @@ extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void)
     Fiber* f = g_current;
     f->state = F_WAIT_WARP;
     f->kind = KIND_ACTIVEMASK;
+    g_activemask_waiters++;
     yield_to_scheduler();
     return (unsigned)f->result;
 }
@@ -543,6 +548,7 @@ static void thread_coords(unsigned linear, const Dim3& b, Dim3* out) {
 
 // Runs one block as fibers; returns 0, or 1 after a sync error (message in g_sync_message).
 static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
+    g_activemask_waiters = 0;
     for (unsigned t = 0; t < g_nthreads; t++) {
         Fiber* f = &g_fibers[t];
         f->state = F_RUNNABLE;
