@@ -1,0 +1,5 @@
+import torch
+
+
+def reference(x):
+    return torch.nn.functional.max_pool2d(x, kernel_size=2, stride=2)
