@@ -12,7 +12,7 @@ demo: install
 	$(PYTHON) -m mutagym verify --problems relu,softmax,layernorm,rmsnorm
 
 test: install
-	$(PYTHON) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile
+	$(PYTHON) -m pytest -q -p no:cacheprovider -n 2
 
 bench: install
 	$(PYTHON) benchmarks/bench_runtime.py
