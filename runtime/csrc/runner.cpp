@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <setjmp.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -121,6 +122,7 @@ struct Fiber {
     unsigned long long value, result;
 #ifdef MG_UCONTEXT
     ucontext_t uc;
+    jmp_buf jb;
 #endif
 };
 enum { F_RUNNABLE, F_WAIT_BLOCK, F_WAIT_WARP, F_DONE };
@@ -131,14 +133,13 @@ static size_t g_stack_stride;
 static unsigned* g_order;
 static unsigned g_nthreads;
 static Fiber* g_current;
+#ifndef MG_UCONTEXT
 static void* g_sched_sp;
+#endif
 static EntryFn g_entry;
 static void** g_entry_args;
 static int g_sync_error;
 static Line g_sync_message;
-#ifdef MG_UCONTEXT
-static ucontext_t g_sched_uc;
-#endif
 
 #if defined(__x86_64__)
 // void mg_switch(void** save_sp, void* new_sp): saves callee-saved registers on the current stack,
@@ -204,28 +205,52 @@ extern "C" void mg_switch(void** save_sp, void* new_sp);
 
 static void set_thread_ctx(const Fiber* f) { g_ctx->thread_idx = f->tid; }
 
+static void yield_to_scheduler();
+
+// A fiber's body loops, so a fiber created once can serve every block: the hand-written switch
+// simply rebuilds each fiber's first frame per block, while the ucontext fallback must create its
+// fibers before the sandbox closes (swapcontext makes a system call) and then switches with
+// _setjmp/_longjmp, which make none.
 static void fiber_main() {
-    Fiber* f = g_current;
-    g_entry(g_entry_args);
-    f->state = F_DONE;
-#ifdef MG_UCONTEXT
-    swapcontext(&f->uc, &g_sched_uc);
-#else
-    mg_switch(&f->sp, g_sched_sp);
-#endif
-    for (;;) {}
+    for (;;) {
+        Fiber* f = g_current;
+        g_entry(g_entry_args);
+        f->state = F_DONE;
+        yield_to_scheduler();
+    }
 }
 
+#ifdef MG_UCONTEXT
+static jmp_buf g_sched_jb;
+
+static void fiber_park_then_run() {
+    yield_to_scheduler();  // parked until the first block resumes it
+    fiber_main();
+}
+
+// Before seccomp: enter every fiber once so that each parks at its first yield.
+static void create_fibers_before_sandbox() {
+    ucontext_t here;
+    for (unsigned t = 0; t < g_max_threads; t++) {
+        Fiber* f = &g_fibers[t];
+        getcontext(&f->uc);
+        f->uc.uc_stack.ss_sp = g_stacks + (size_t)t * g_stack_stride + 4096;
+        f->uc.uc_stack.ss_size = g_stack_bytes;
+        f->uc.uc_link = nullptr;
+        makecontext(&f->uc, fiber_park_then_run, 0);
+        g_current = f;
+        if (!_setjmp(g_sched_jb)) swapcontext(&here, &f->uc);
+    }
+}
+#endif
+
 static void fiber_init(Fiber* f, unsigned index) {
+#ifdef MG_UCONTEXT
+    (void)f; (void)index;  // created once, parked in fiber_main's loop
+#else
     unsigned char* stack_lo = g_stacks + (size_t)index * g_stack_stride + 4096;  // above the guard
     unsigned char* top = stack_lo + g_stack_bytes;
-#ifdef MG_UCONTEXT
-    getcontext(&f->uc);
-    f->uc.uc_stack.ss_sp = stack_lo;
-    f->uc.uc_stack.ss_size = g_stack_bytes;
-    f->uc.uc_link = nullptr;
-    makecontext(&f->uc, fiber_main, 0);
-#elif defined(__x86_64__)
+#if defined(__x86_64__)
     // After the six pops and `ret`, rsp must be 8 mod 16, as at any function entry.
     uintptr_t t = ((uintptr_t)top & ~(uintptr_t)15);
     void** sp = (void**)t;
@@ -239,13 +264,14 @@ static void fiber_init(Fiber* f, unsigned index) {
     ((void**)t)[11] = (void*)fiber_main;  // x30 slot: where `ret` goes
     f->sp = (void*)t;
 #endif
+#endif
 }
 
 static void resume(Fiber* f) {
     g_current = f;
     set_thread_ctx(f);
 #ifdef MG_UCONTEXT
-    swapcontext(&g_sched_uc, &f->uc);
+    if (!_setjmp(g_sched_jb)) _longjmp(f->jb, 1);
 #else
     mg_switch(&g_sched_sp, f->sp);
 #endif
@@ -254,7 +280,7 @@ static void resume(Fiber* f) {
 static void yield_to_scheduler() {
     Fiber* f = g_current;
 #ifdef MG_UCONTEXT
-    swapcontext(&f->uc, &g_sched_uc);
+    if (!_setjmp(f->jb)) _longjmp(g_sched_jb, 1);
 #else
     mg_switch(&f->sp, g_sched_sp);
 #endif
@@ -847,6 +873,9 @@ int main() {
         if (g_stacks == MAP_FAILED) die("allocating fiber stacks failed");
         for (unsigned t = 0; t < g_max_threads; t++) mprotect(g_stacks + (size_t)t * g_stack_stride, 4096, PROT_NONE);
         g_fibers = (Fiber*)calloc(g_max_threads, sizeof(Fiber));
+#ifdef MG_UCONTEXT
+        create_fibers_before_sandbox();
+#endif
     }
     g_order = (unsigned*)calloc(g_max_threads ? g_max_threads : 1, sizeof(unsigned));
     g_print_buf = g_print_cap ? (char*)malloc(g_print_cap) : nullptr;
