@@ -77,7 +77,7 @@ struct Line {
     void emit() { buf[n++] = '\n'; raw_write(buf, n); n = 0; }
 };
 
-static void sys_exit(int code) { syscall(SYS_exit, code); for (;;) {} }
+__attribute__((noreturn)) static void sys_exit(int code) { syscall(SYS_exit, code); for (;;) {} }
 
 // ------------------------------------------------------------------ request
 struct Launch {
