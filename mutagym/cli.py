@@ -138,6 +138,54 @@ def cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
+# ---------------------------------------------------------------------------------- mutate
+def cmd_mutate(args) -> int:
+    from mutagym.mutants.pool import build_pool
+    build = build_pool(args.out, _problem_ids(args.problems) if args.problems else None,
+                       workers=args.workers, progress=not args.json)
+    counts = build.counts()
+    families = sorted({f for f, _ in counts})
+    statuses = ("compilable", "uncompilable", "quarantined")
+    if args.json:
+        print(json.dumps({"pool": str(build.path), "mutants": len(build.pool.mutants),
+                          "judged_now": build.judged_now, "duplicates": len(build.pool.duplicates),
+                          "counts": {f: {s: counts.get((f, s), 0) for s in statuses} for f in families}},
+                         indent=2))
+        return 0
+    table = Table(title=f"mutant pool: {len(build.pool.mutants)} mutants "
+                        f"({build.judged_now} judged now, {len(build.pool.duplicates)} duplicates dropped)")
+    table.add_column("family")
+    for s in statuses:
+        table.add_column(s, justify="right")
+    table.add_column("problems with a compilable mutant", justify="right")
+    for f in families:
+        problems = {m.problem for m in build.pool.mutants
+                    if m.family == f and build.verdicts[m.id].status == "compilable"}
+        table.add_row(f, *(str(counts.get((f, s), 0)) for s in statuses), str(len(problems)))
+    table.add_row("total", *(str(sum(counts.get((f, s), 0) for f in families)) for s in statuses), "")
+    console.print(table)
+    console.print(f"pool written to {build.path}")
+    return 0
+
+
+def cmd_mutant(args) -> int:
+    from mutagym.mutants.generate import generate_pool
+    pool = generate_pool()
+    found = [m for m in pool.mutants if m.id == args.id]
+    if not found:
+        kept = pool.duplicates.get(args.id)
+        hint = f": a duplicate of {kept}" if kept else " (ids are 16 hex digits; see `mutagym mutate --json`)"
+        console.print(f"[red]no mutant {args.id!r}[/red]{hint}")
+        return 1
+    m = found[0]
+    if args.json:
+        print(json.dumps(m.to_dict(), indent=2))
+    else:
+        console.print(f"{m.id}  {m.problem}  {m.family}/{m.rule}  line {m.line}: {m.message}")
+        print(m.diff)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mutagym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -169,6 +217,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedules", default="ascending", help="comma-separated thread orders")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("mutate", help="generate the mutant pool, compile-gate and quarantine it")
+    p.add_argument("--problems", help="comma-separated ids (default: all)")
+    p.add_argument("--out", default="mutants", help="folder of the pool table (resumed if present)")
+    p.add_argument("--workers", type=int, default=2, help="parallel processes")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_mutate)
+
+    p = sub.add_parser("mutant", help="show one mutant's diff")
+    p.add_argument("id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_mutant)
+
     return parser
 
 

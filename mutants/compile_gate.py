@@ -31,8 +31,8 @@ class GateResult:
     """The compile gate's verdict on one mutant."""
 
     mutant_id: str
-    status: Literal["compilable", "uncompilable"]
-    stage: Literal["nvrtc", "cpu"] | None   # who rejected it; None when compilable
+    status: Literal["compilable", "uncompilable", "quarantined"]
+    stage: Literal["nvrtc", "cpu", "quarantine"] | None   # who rejected it; None when compilable
     error: str                              # first line of the compiler's message, "" if none
 
 
