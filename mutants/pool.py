@@ -6,7 +6,7 @@ Every mutant ends with one status:
 | --- | --- |
 | `compilable` | NVRTC and the CPU emulator both build it, and it runs cleanly on the official inputs: it enters the kill matrix |
 | `uncompilable` | a compiler rejected it (`stage` says which: `nvrtc` or `cpu`) |
-| `quarantined` | it builds, but crashes, faults, hangs or raises a sync error on the official inputs (`stage` is `quarantine`): it can never reach a reward |
+| `quarantined` | it builds, but crashes, faults, hangs, raises a sync error or cannot be launched (a grid of zero blocks) on the official inputs (`stage` is `quarantine`): it can never reach a reward |
 
 The official inputs are KernelBench's: `uniform01` at the official shape, seed 0, ascending thread
 order. The pool is written to `mutants.parquet` after every `SAVE_EVERY` verdicts, so an
@@ -35,14 +35,17 @@ QUARANTINE_TIMEOUT_S = 5.0
 def quarantine_reason(mutant: Mutant, timeout_s: float = QUARANTINE_TIMEOUT_S) -> str:
     """Why *mutant* must be quarantined ("" if it runs cleanly on the official inputs)."""
     from ..rewards.generators import generate
-    from ..runtime import compile as build
+    from ..runtime import LaunchError, compile as build
     from ..substrates.catalog import load_problem
 
     problem = load_problem(mutant.problem)
     official = generate(problem, "uniform01", preset="official", seed=0)
-    result = build(mutant.source, backend="cpu").run(
-        official.inputs, problem.output_specs(official.dims), official.dims, problem.scalar_values(),
-        timeout_s=timeout_s)
+    try:
+        result = build(mutant.source, backend="cpu").run(
+            official.inputs, problem.output_specs(official.dims), official.dims, problem.scalar_values(),
+            timeout_s=timeout_s)
+    except LaunchError as err:    # e.g. a grid that floor division shrank to zero blocks
+        return f"launch_error on the official inputs: {err}"
     return "" if result.ok else f"{result.outcome} on the official inputs: {result.message}"
 
 

@@ -72,3 +72,12 @@ def test_mutate_and_mutant_commands(relu_pool):
     missing = subprocess.run([sys.executable, "-m", "mutagym", "mutant", "0123456789abcdef"],
                              capture_output=True, text=True, timeout=300)
     assert missing.returncode == 1 and "no mutant '0123456789abcdef'" in missing.stdout
+
+
+def test_a_launch_that_cannot_start_is_quarantined_not_a_crash():
+    """ceil_div -> floor division can shrink a grid to zero blocks: quarantined, and the build lives."""
+    pool = generate_pool(["gemm_sigmoid_sum"])
+    floors = [m for m in pool.mutants if m.rule == "bound-launch-ceil-div-to-floor"]
+    verdicts = [judge(m) for m in floors]
+    assert any(v.status == "quarantined" and v.error.startswith("launch_error on the official inputs")
+               and "evaluates to 0" in v.error for v in verdicts)
