@@ -52,8 +52,7 @@ def _dynamic_symbols(data: bytes, sections: dict) -> list[tuple[str, bool]]:
 @functools.lru_cache(maxsize=1)
 def math_library_symbols() -> frozenset[str]:
     """Every function the loaded math library defines (found through this process's own maps)."""
-    import ctypes.util  # noqa: F401  (ensures libm is mapped: Python links it)
-
+    # CPython itself links the math library, so it is mapped in this process already.
     paths = {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
              if "/libm.so" in line or "/libm-" in line}
     names: set[str] = set()

@@ -11,11 +11,8 @@ valid CUDA and not just something the emulator happens to accept.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 import re
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,6 +22,7 @@ import pytest
 
 from mutagym.runtime import CompileError, RunCase, RunResult, compile
 from mutagym.runtime.nvrtc import nvrtc_compile
+from submission_text import compiled, launch, scratch, submission
 
 BF16 = ml_dtypes.bfloat16
 #: Every correct kernel must give the same (or, for order-dependent float sums, an equally
@@ -34,39 +32,6 @@ SIZES = (1, 3, 1000, 4099)
 
 
 # ============================================================================ building submissions
-
-def launch(kernel: str, grid: list, block: list, args: list[str], shared_bytes=None) -> dict:
-    """One [[launch]] table."""
-    table = {"kernel": kernel, "grid": grid, "block": block, "args": args}
-    if shared_bytes is not None:
-        table["shared_bytes"] = shared_bytes
-    return table
-
-
-def scratch(name: str, dtype: str, size: str, init: str | None = None) -> dict:
-    """One [[scratch]] table."""
-    table = {"name": name, "dtype": dtype, "size": size}
-    if init is not None:
-        table["init"] = init
-    return table
-
-
-def submission(code: str, *launches: dict, scratches: tuple[dict, ...] = ()) -> str:
-    """A submission text: the /* mutagym */ block with *launches* and *scratches*, then *code*."""
-    lines = ["/* mutagym"]
-    for kind, tables in (("launch", launches), ("scratch", scratches)):
-        for table in tables:
-            lines.append(f"[[{kind}]]")
-            lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
-    lines.append("*/")
-    return "\n".join(lines) + "\n" + textwrap.dedent(code).strip() + "\n"
-
-
-@functools.cache
-def compiled(source: str):
-    """Compile once per text for the whole session (a compile costs ~0.2 s)."""
-    return compile(source, backend="cpu")
-
 
 # ============================================================================ comparing outputs
 

@@ -11,8 +11,6 @@ show that the second one holds on its own.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import textwrap
 
@@ -20,27 +18,10 @@ import numpy as np
 import pytest
 
 import mutagym.runtime.cpu_backend as cpu_backend
-from mutagym.runtime import InfrastructureError, LaunchError, RunCase, SubmissionError, compile
+from mutagym.runtime import LaunchError, RunCase, SubmissionError, compile
+from submission_text import compiled, launch, submission
 
 
-def submission(code: str, *launches: dict, scratches: tuple[dict, ...] = ()) -> str:
-    """A submission text: the /* mutagym */ block with *launches* and *scratches*, then *code*."""
-    lines = ["/* mutagym"]
-    for kind, tables in (("launch", launches), ("scratch", scratches)):
-        for table in tables:
-            lines.append(f"[[{kind}]]")
-            lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
-    lines.append("*/")
-    return "\n".join(lines) + "\n" + textwrap.dedent(code).strip() + "\n"
-
-
-def launch(kernel: str, grid: list, block: list, args: list[str], **extra) -> dict:
-    return {"kernel": kernel, "grid": grid, "block": block, "args": args, **extra}
-
-
-@functools.cache
-def compiled(source: str):
-    return compile(source, backend="cpu")
 
 
 def line_of(source: str, text: str) -> int:

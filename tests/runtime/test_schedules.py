@@ -8,30 +8,16 @@ correct kernel is right under all of them; and a seeded shuffle is a pure functi
 
 from __future__ import annotations
 
-import functools
-import json
-import textwrap
 
 import numpy as np
 import pytest
 
-from mutagym.runtime import RunCase, compile
+from mutagym.runtime import RunCase
+from submission_text import compiled, submission
 
 SCHEDULES = ("ascending", "descending", "shuffled:1", "shuffled:2")
 
 
-def submission(code: str, *launches: dict) -> str:
-    lines = ["/* mutagym"]
-    for table in launches:
-        lines.append("[[launch]]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
-    lines.append("*/")
-    return "\n".join(lines) + "\n" + textwrap.dedent(code).strip() + "\n"
-
-
-@functools.cache
-def compiled(source: str):
-    return compile(source, backend="cpu")
 
 
 TREE_REDUCTION = """
