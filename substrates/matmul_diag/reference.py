@@ -3,5 +3,5 @@ import torch
 
 
 def reference(d, b):
-    """Return torch.diag(d) @ b, computed as a row scaling of b (n, m) by d (n)."""
-    return d.unsqueeze(1) * b
+    """Return diag(d) @ b, the product itself (torch builds the diagonal matrix)."""
+    return torch.diag(d) @ b
