@@ -138,6 +138,27 @@ def cmd_verify(args) -> int:
     return 1 if failed else 0
 
 
+# ---------------------------------------------------------------------------------- killmatrix
+def cmd_killmatrix(args) -> int:
+    from mutagym.mutants.killmatrix import (KillMatrixSettings, ceilings_table, load_mutants,
+                                            run_killmatrix, settings_table, summary_table)
+    settings = KillMatrixSettings(
+        out=args.out, schedules=tuple(s for s in args.schedules.split(",") if s),
+        generators=tuple(args.generators.split(",")) if args.generators else None,
+        presets=tuple(args.presets.split(",")) if args.presets else None,
+        seeds=tuple(int(s) for s in args.seeds.split(",")), timeout_s=args.timeout,
+        address=args.address, num_cpus=args.num_cpus, progress=not args.no_progress,
+        ceiling=args.ceiling)
+    console.print(settings_table(settings))
+    mutants = load_mutants(_problem_ids(args.problems) if args.problems else None, args.pool, args.out)
+    result = run_killmatrix(mutants, settings)
+    console.print(summary_table(result))
+    if result.ceilings:
+        console.print(ceilings_table(result))
+    console.print(f"tables and manifest in {result.out}")
+    return 0
+
+
 # ---------------------------------------------------------------------------------- mutate
 def cmd_mutate(args) -> int:
     from mutagym.mutants.pool import build_pool
@@ -230,6 +251,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_mutant)
 
+    p = sub.add_parser("killmatrix", help="run mutants x valid inputs x schedules on Ray")
+    p.add_argument("--problems", help="comma-separated ids (default: all)")
+    p.add_argument("--pool", help="a mutant pool Parquet file (default: generate the mutants)")
+    p.add_argument("--out", default="killmatrix", help="output folder (resumed if it holds parts)")
+    p.add_argument("--address", help="Ray cluster to attach to (default: $RAY_ADDRESS, else local)")
+    p.add_argument("--num-cpus", type=int, help="CPUs of a local Ray cluster (default: all)")
+    p.add_argument("--schedules", default="ascending,descending", help="comma-separated thread orders")
+    p.add_argument("--generators", help="comma-separated generators (default: all)")
+    p.add_argument("--presets", help="comma-separated shape presets (default: all)")
+    p.add_argument("--seeds", default="0", help="comma-separated seeds")
+    p.add_argument("--timeout", type=float, default=10.0, help="per-run timeout in seconds")
+    p.add_argument("--ceiling", action="store_true", help="also measure validity ceilings")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_killmatrix)
     return parser
 
 

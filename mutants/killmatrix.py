@@ -1,0 +1,593 @@
+"""The kill matrix: mutants x valid inputs x thread schedules -> outcome, on Ray.
+
+For each problem the driver generates the candidate inputs (generators x presets x seeds), runs
+the validity gate (`rewards.validity`) against the fp64 reference, and puts the valid inputs and
+their references in Ray's object store once. One Ray task per mutant (or per `inputs_per_task`
+chunk) compiles the mutant once and runs its inputs in one batch per schedule. Each cell gets one
+outcome:
+
+| outcome | meaning |
+| --- | --- |
+| `killed` | the run finished and the comparator rejects an output |
+| `survived` | the run finished and every output passes |
+| `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall` | the runtime's outcome |
+| `compile_error`, `launch_error` | the mutant does not build, or its launch plan is refused |
+
+with the comparator's statistics (max abs, max rel error, mismatch ratio; inf where the output has
+NaN/Inf and the reference is finite; null when the run produced no output).
+A *witness* of a mutant is a valid input on which it does not survive in some schedule (a
+refused launch counts: a GPU would refuse it too; a build error does not, it depends on no input).
+
+Output folder (`write` at the end, parts as tasks finish):
+
+```
+outcomes/<settings hash>/<mutant>-<cells hash>.parquet   one part per finished task (resume)
+mutants.parquet   inputs.parquet   outcomes.parquet   manifest.json
+```
+
+A rerun with the same settings reads the parts and computes only missing cells. Tables are
+sorted and hold no timestamps, so two runs give identical tables.
+
+>>> from mutagym.mutants.killmatrix import MutantRecord, KillMatrixSettings, run_killmatrix
+>>> m = MutantRecord("relu-id", "relu", "input_domain", "relu-returns-x", SOURCE)  # doctest: +SKIP
+>>> result = run_killmatrix([m], KillMatrixSettings(out="km", num_cpus=2))         # doctest: +SKIP
+>>> result.summary()                                                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .ray_pool import RayPool, worker_label
+
+__all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
+           "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "as_records",
+           "ceilings_table", "load_mutants", "run_killmatrix", "run_task", "settings_table",
+           "summary_table"]
+
+CELL_OUTCOMES = ("killed", "survived", "memory_fault", "sync_error", "timeout", "crash",
+                 "forbidden_syscall", "compile_error", "launch_error")
+
+OUTCOMES_SCHEMA = pa.schema([
+    ("mutant_id", pa.string()), ("input_id", pa.string()), ("schedule", pa.string()),
+    ("outcome", pa.string()), ("max_abs", pa.float64()), ("max_rel", pa.float64()),
+    ("mismatch_ratio", pa.float64()), ("message", pa.string()),
+])
+#: A part file also keys each cell by what produced it, so a resumed run never reuses a cell whose
+#: mutant source or input arrays (or tolerance) changed under the same ids.
+PART_SCHEMA = pa.schema(list(OUTCOMES_SCHEMA) + [("source_sha", pa.string()), ("input_sha", pa.string())])
+INPUTS_SCHEMA = pa.schema([
+    ("id", pa.string()), ("problem", pa.string()), ("generator", pa.string()), ("preset", pa.string()),
+    ("seed", pa.int64()), ("valid", pa.bool_()), ("reason", pa.string()), ("max_abs", pa.float64()),
+    ("max_rel", pa.float64()), ("tolerance_used", pa.float64()),
+])
+CEILINGS_SCHEMA = pa.schema([
+    ("problem", pa.string()), ("preset", pa.string()), ("seed", pa.int64()),
+    ("largest_valid_scale", pa.float64()), ("first_invalid_scale", pa.float64()), ("reason", pa.string()),
+])
+MUTANTS_SCHEMA = pa.schema([
+    ("mutant_id", pa.string()), ("problem", pa.string()), ("family", pa.string()), ("rule", pa.string()),
+    ("line", pa.int32()), ("source_sha256", pa.string()), ("cells", pa.int64()),
+    ("witnessed", pa.bool_()), ("survived_everything", pa.bool_()), ("witnesses", pa.list_(pa.string())),
+    ("source", pa.string()), ("diff", pa.string()),
+])
+
+
+# ---------------------------------------------------------------------------------- settings
+@dataclass
+class KillMatrixSettings:
+    """Everything that determines a kill matrix run (printed first, stored in the manifest)."""
+
+    out: str = "killmatrix"
+    """output folder (tables, manifest, part files)"""
+    generators: tuple[str, ...] | None = None
+    """generator names; None: every generator in `rewards.generators.GENERATORS`"""
+    presets: tuple[str, ...] | None = None
+    """shape presets; None: every preset of each problem (a missing one is skipped)"""
+    seeds: tuple[int, ...] = (0,)
+    """seeds of each generator x preset"""
+    schedules: tuple[str, ...] = ("ascending", "descending")
+    """thread orders every cell runs under"""
+    backend: str = "cpu"
+    """runtime backend"""
+    timeout_s: float = 10.0
+    """per-run timeout"""
+    inputs_per_task: int | None = None
+    """split a mutant's inputs into tasks of this many; None: one task per mutant"""
+    address: str | None = None
+    """Ray cluster to attach to; None: $RAY_ADDRESS, else a local cluster"""
+    num_cpus: int | None = None
+    """CPUs of a local cluster; None: all"""
+    max_retries: int = 3
+    """retries of a task whose worker died"""
+    progress: bool = True
+    """rich progress bar"""
+    ceiling: bool = False
+    """also measure each problem's validity ceiling into `ceilings.parquet` (slow on long reductions)"""
+    pid_dir: str | None = None
+    """operations/testing: each task writes an empty file `<mutant>.<pid>` here when it starts"""
+
+    def fingerprint(self) -> str:
+        """Hash of the settings that change cell values (what part files are keyed by).
+
+        >>> KillMatrixSettings(num_cpus=1).fingerprint() == KillMatrixSettings(num_cpus=2).fingerprint()
+        True
+        >>> KillMatrixSettings(timeout_s=1).fingerprint() == KillMatrixSettings().fingerprint()
+        False
+        """
+        key = {"backend": self.backend, "timeout_s": self.timeout_s}
+        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class MutantRecord:
+    """The kill matrix's view of a mutant: id, problem, fault family, rule and full source."""
+
+    id: str
+    problem: str
+    family: str
+    rule: str
+    source: str
+    line: int = -1
+    diff: str = ""
+
+
+def as_records(mutants: Iterable) -> list[MutantRecord]:
+    """`MutantRecord`s from `mutants.generate.Mutant`s, dicts (`id` or `mutant_id`) or records.
+
+    >>> as_records([{"mutant_id": "m1", "problem": "relu", "source": "..."}])[0]
+    MutantRecord(id='m1', problem='relu', family='', rule='', source='...', line=-1, diff='')
+    >>> as_records([{"id": "m1", "problem": "relu"}])
+    Traceback (most recent call last):
+    ...
+    ValueError: mutant record "{'id': 'm1', 'problem': 'relu'}" lacks source
+    """
+    out = []
+    for m in mutants:
+        if isinstance(m, MutantRecord):
+            out.append(m)
+            continue
+        d = m if isinstance(m, dict) else (m.to_dict() if hasattr(m, "to_dict") else vars(m))
+        mid = d.get("id", d.get("mutant_id"))
+        missing = [k for k, v in (("id", mid), ("problem", d.get("problem")), ("source", d.get("source")))
+                   if not v]
+        if missing:
+            raise ValueError(f"mutant record {str(d)[:120]!r} lacks {', '.join(missing)}")
+        out.append(MutantRecord(str(mid), d["problem"], d.get("family") or "", d.get("rule") or "",
+                                d["source"], int(d.get("line", -1) if d.get("line") is not None else -1),
+                                d.get("diff") or ""))
+    ids = [m.id for m in out]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"duplicate mutant ids: {dup[:5]}")
+    return out
+
+
+def _safe_name(text: str) -> str:
+    """`text` usable as a file name (a mutant id may hold any character)."""
+    import re
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:80]
+    return safe if safe == text else f"{safe}.{_sha(text)[:8]}"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------------- the task
+@dataclass(frozen=True)
+class _Task:
+    mutant_id: str
+    source: str
+    problem: str
+    cells: tuple[tuple[str, tuple[int, ...]], ...]   # (schedule, indices into the problem bundle)
+    backend: str
+    timeout_s: float
+    pid_dir: str | None
+
+
+def _cell(mutant_id, input_id, schedule, outcome, stats=(None, None, None), message=""):
+    return {"mutant_id": mutant_id, "input_id": input_id, "schedule": schedule, "outcome": outcome,
+            "max_abs": stats[0], "max_rel": stats[1], "mismatch_ratio": stats[2], "message": message}
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def run_task(task: _Task, bundles: dict) -> dict:
+    """Run one task on a worker: compile the mutant once, run its cells; kernel faults are outcomes."""
+    from ..rewards.comparator import Comparator
+    from ..runtime import SubmissionError, compile
+    from ..runtime.errors import LaunchError
+
+    if task.pid_dir:
+        Path(task.pid_dir, f"{task.mutant_id}.{os.getpid()}").touch()
+    bundle = bundles[task.problem]
+    if not isinstance(bundle, dict):    # an ObjectRef: each problem's inputs are put once
+        import ray
+        bundle = ray.get(bundle)
+    ids, cases, refs = bundle["ids"], bundle["cases"], bundle["references"]
+    comparator = Comparator(**bundle["comparator"])
+    rows = []
+    try:
+        kernel = compile(task.source, backend=task.backend)
+    except SubmissionError as err:
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        for schedule, idx in task.cells:
+            rows += [_cell(task.mutant_id, ids[i], schedule, "compile_error", message=msg) for i in idx]
+        return {"rows": rows, "worker": worker_label()}
+    for schedule, idx in task.cells:
+        try:
+            results = kernel.run_batch([cases[i] for i in idx], schedule=schedule, timeout_s=task.timeout_s)
+        except (LaunchError, SubmissionError):
+            results = []
+            for i in idx:   # isolate the case whose launch plan is refused
+                try:
+                    results.append(kernel.run_batch([cases[i]], schedule=schedule, timeout_s=task.timeout_s)[0])
+                except (LaunchError, SubmissionError) as err:
+                    results.append(str(err).strip().splitlines()[0])
+        for i, result in zip(idx, results):
+            if isinstance(result, str):
+                rows.append(_cell(task.mutant_id, ids[i], schedule, "launch_error", message=result))
+            elif not result.ok:
+                rows.append(_cell(task.mutant_id, ids[i], schedule, result.outcome, message=result.message))
+            else:
+                rows.append(_compare(task.mutant_id, ids[i], schedule, result.outputs, refs[i], comparator))
+    return {"rows": rows, "worker": worker_label()}
+
+
+def _compare(mutant_id, input_id, schedule, outputs, refs, comparator) -> dict:
+    killed, messages = False, []
+    max_abs = max_rel = mismatch = 0.0
+    for name, expected in refs.items():
+        c = comparator.compare(outputs[name], expected)
+        max_abs, max_rel = max(max_abs, c.max_abs), max(max_rel, c.max_rel)
+        mismatch = max(mismatch, c.mismatch_ratio)
+        if not c.passed:
+            killed = True
+            messages.append(f"{name}: {c.message}" if len(refs) > 1 else c.message)
+    return _cell(mutant_id, input_id, schedule, "killed" if killed else "survived",
+                 (float(max_abs), float(max_rel), float(mismatch)), "; ".join(messages))
+
+
+# ---------------------------------------------------------------------------------- result
+@dataclass
+class KillMatrixResult:
+    """What `run_killmatrix` wrote and did.
+
+    `computed_cells` ran in this call, `reused_cells` came from part files of an earlier run;
+    `kill_seconds` is the wall time of the Ray phase only (cells/s = computed_cells / kill_seconds).
+    """
+
+    out: Path
+    mutants: pa.Table
+    inputs: pa.Table
+    outcomes: pa.Table
+    manifest: dict
+    computed_cells: int = 0
+    reused_cells: int = 0
+    kill_seconds: float = 0.0
+    ceilings: list = field(default_factory=list)
+
+    def witnesses(self) -> dict[str, list[str]]:
+        """mutant id -> the valid inputs that kill it (sorted)."""
+        d = self.mutants.to_pydict()
+        return dict(zip(d["mutant_id"], d["witnesses"]))
+
+    def summary(self) -> list[dict]:
+        """Per problem and family: mutants, witnessed, survived everything, and the rest (`other`:
+        mutants that did not build, or whose problem has no valid input)."""
+        d = self.mutants.to_pydict()
+        groups: dict[tuple[str, str], dict] = {}
+        for i, mid in enumerate(d["mutant_id"]):
+            g = groups.setdefault((d["problem"][i], d["family"][i]), {
+                "problem": d["problem"][i], "family": d["family"][i], "mutants": 0, "witnessed": 0,
+                "survived_everything": 0, "other": 0})
+            g["mutants"] += 1
+            g["witnessed"] += int(d["witnessed"][i])
+            g["survived_everything"] += int(d["survived_everything"][i])
+            g["other"] += int(not d["witnessed"][i] and not d["survived_everything"][i])
+        return [groups[k] for k in sorted(groups)]
+
+
+# ---------------------------------------------------------------------------------- driver
+def _candidates(problem, settings: KillMatrixSettings):
+    from ..rewards.generators import GENERATORS, generate
+    gens = settings.generators or tuple(GENERATORS)
+    unknown = [g for g in gens if g not in GENERATORS]
+    if unknown:
+        raise KeyError(f"unknown generator {unknown[0]!r}; known: {', '.join(GENERATORS)}")
+    presets = [p for p in (settings.presets or problem.preset_names) if p in problem.preset_names]
+    return [generate(problem, g, preset=p, seed=s) for g in gens for p in presets for s in settings.seeds]
+
+
+def _gate(problem, settings: KillMatrixSettings):
+    """Candidates, their validity and the bundle of valid inputs a task needs."""
+    from ..rewards.validity import check_validity, comparator_for
+    from ..runtime import RunCase
+
+    candidates = _candidates(problem, settings)
+    scalars = problem.scalar_values()
+    refs = [problem.reference_outputs(g.inputs, scalars) for g in candidates]
+    comparator = comparator_for(problem)
+    verdicts = check_validity(problem, candidates, comparator, backend=settings.backend,
+                              schedules=settings.schedules, timeout_s=settings.timeout_s, references=refs)
+    valid = sorted((i for i, v in enumerate(verdicts) if v.valid), key=lambda i: candidates[i].id)
+    bundle = {
+        "ids": [candidates[i].id for i in valid],
+        "cases": [RunCase(candidates[i].inputs, problem.output_specs(candidates[i].dims),
+                          candidates[i].dims, scalars) for i in valid],
+        "references": [refs[i] for i in valid],
+        "comparator": {"atol": comparator.atol, "rtol": comparator.rtol,
+                       "matched_ratio": comparator.matched_ratio, "nan_matches": comparator.nan_matches},
+    }
+    bundle["digests"] = {candidates[i].id: _input_digest(candidates[i], scalars, bundle["comparator"])
+                         for i in valid}
+    rows = [{"id": v.input.id, "problem": problem.id, "generator": v.input.generator,
+             "preset": v.input.preset, "seed": v.input.seed, "valid": v.valid, "reason": v.reason,
+             "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
+             "tolerance_used": _finite(v.tolerance_used)} for v in verdicts]
+    return rows, bundle
+
+
+def _input_digest(g, scalars, comparator) -> str:
+    """What a cell's verdict depends on besides the mutant: arrays, dims, scalars, tolerance."""
+    h = hashlib.sha256(json.dumps([g.dims, scalars, comparator], sort_keys=True).encode())
+    for name in sorted(g.inputs):
+        arr = np.ascontiguousarray(g.inputs[name])
+        h.update(f"{name}:{arr.dtype.name}:{arr.shape}".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()[:16]
+
+
+def _read_parts(part_dir: Path) -> list[dict]:
+    rows = []
+    for path in sorted(part_dir.glob("*.parquet")):
+        rows.extend(pq.read_table(path).to_pylist())
+    return rows
+
+
+def _write_atomic(table: pa.Table, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def _sorted_table(rows: list[dict], schema: pa.Schema, keys: Sequence[str]) -> pa.Table:
+    rows = sorted(rows, key=lambda r: tuple(r[k] for k in keys))
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None) -> KillMatrixResult:
+    """Build (or resume) the kill matrix of `mutants` over their problems' valid inputs.
+
+    `mutants` are `mutants.generate.Mutant`s, dicts or `MutantRecord`s (id, problem, family, rule,
+    source). Writes the tables of the module docstring under `settings.out` and returns them.
+    Raises `ray_pool.TaskFailedError` / `WorkerLostError` (naming the mutant, inputs and worker)
+    when a task cannot be completed; every finished task is already stored, so a rerun resumes.
+    """
+    from ..substrates.catalog import load_problem
+
+    settings = settings or KillMatrixSettings()
+    records = sorted(as_records(mutants), key=lambda m: m.id)
+    out = Path(settings.out)
+    part_dir = out / "outcomes" / settings.fingerprint()
+    part_dir.mkdir(parents=True, exist_ok=True)
+    if settings.pid_dir:
+        Path(settings.pid_dir).mkdir(parents=True, exist_ok=True)
+
+    problems = sorted({m.problem for m in records})
+    input_rows, bundles = [], {}
+    for pid in problems:
+        rows, bundles[pid] = _gate(load_problem(pid), settings)
+        input_rows += rows
+
+    # which cells exist, which are stored already
+    expected = {(m.id, iid, s) for m in records for iid in bundles[m.problem]["ids"] for s in settings.schedules}
+    source_sha = {m.id: _sha(m.source)[:16] for m in records}
+    problem_of = {m.id: m.problem for m in records}
+    stored = {}
+    for r in _read_parts(part_dir):
+        key = (r["mutant_id"], r["input_id"], r["schedule"])
+        if (key in expected and r.get("source_sha") == source_sha[key[0]]
+                and r.get("input_sha") == bundles[problem_of[key[0]]]["digests"][key[1]]):
+            stored.setdefault(key, {k: r[k] for k in OUTCOMES_SCHEMA.names})
+    tasks, labels = [], []
+    for m in records:
+        ids = bundles[m.problem]["ids"]
+        missing = {s: tuple(i for i, iid in enumerate(ids) if (m.id, iid, s) not in stored)
+                   for s in settings.schedules}
+        indices = sorted({i for idx in missing.values() for i in idx})
+        step = settings.inputs_per_task or max(len(indices), 1)
+        for lo in range(0, len(indices), step):
+            chunk = set(indices[lo:lo + step])
+            cells = tuple((s, tuple(i for i in missing[s] if i in chunk)) for s in settings.schedules)
+            cells = tuple(c for c in cells if c[1])
+            tasks.append(_Task(m.id, m.source, m.problem, cells, settings.backend, settings.timeout_s,
+                               settings.pid_dir))
+            first = ids[min(chunk)]
+            labels.append(f"mutant {m.id} ({m.problem}/{m.rule or '?'}) on {len(chunk)} input(s) from "
+                          f"{first}")
+
+    computed = 0
+    rows = list(stored.values())
+    kill_seconds = 0.0
+    if tasks:
+        with RayPool(address=settings.address, num_cpus=settings.num_cpus,
+                     max_retries=settings.max_retries, progress=settings.progress,
+                     description="kill matrix") as pool:
+            import ray
+            weights = [sum(len(idx) for _, idx in t.cells) for t in tasks]
+            refs = {pid: ray.put(b) for pid, b in bundles.items()}
+            for i, result in pool.map_unordered(run_task, tasks, shared=[refs], weights=weights,
+                                                labels=labels):
+                task_rows = result["rows"]
+                digests = bundles[tasks[i].problem]["digests"]
+                keyed = [{**r, "source_sha": source_sha[r["mutant_id"]], "input_sha": digests[r["input_id"]]}
+                         for r in task_rows]
+                key = _sha(json.dumps(sorted((r["input_id"], r["schedule"]) for r in task_rows)))[:12]
+                _write_atomic(_sorted_table(keyed, PART_SCHEMA, ("input_id", "schedule")),
+                              part_dir / f"{_safe_name(tasks[i].mutant_id)}-{key}.parquet")
+                rows += task_rows
+                computed += len(task_rows)
+            kill_seconds = pool.elapsed_s
+
+    outcomes = _sorted_table(rows, OUTCOMES_SCHEMA, ("mutant_id", "input_id", "schedule"))
+    inputs = _sorted_table(input_rows, INPUTS_SCHEMA, ("problem", "id"))
+    mutants_table = _mutants_table(records, outcomes)
+    ceilings = _ceilings(problems, settings) if settings.ceiling else []
+    return _write(out, settings, mutants_table, inputs, outcomes, ceilings, computed,
+                  len(stored), kill_seconds)
+
+
+def _mutants_table(records: list[MutantRecord], outcomes: pa.Table) -> pa.Table:
+    by_mutant: dict[str, dict] = {m.id: {"cells": 0, "witnesses": set(), "survived": 0} for m in records}
+    o = outcomes.to_pydict()
+    for mid, iid, outcome in zip(o["mutant_id"], o["input_id"], o["outcome"]):
+        b = by_mutant[mid]
+        b["cells"] += 1
+        if outcome == "survived":
+            b["survived"] += 1
+        elif outcome != "compile_error":     # a refused launch is input-dependent: it detects
+            b["witnesses"].add(iid)
+    rows = []
+    for m in records:
+        b = by_mutant[m.id]
+        rows.append({"mutant_id": m.id, "problem": m.problem, "family": m.family, "rule": m.rule,
+                     "line": m.line, "source_sha256": _sha(m.source), "cells": b["cells"],
+                     "witnessed": bool(b["witnesses"]),
+                     "survived_everything": b["cells"] > 0 and b["survived"] == b["cells"],
+                     "witnesses": sorted(b["witnesses"]), "source": m.source, "diff": m.diff})
+    return pa.Table.from_pylist(rows, schema=MUTANTS_SCHEMA)
+
+
+def _ceilings(problems, settings) -> list[dict]:
+    from ..rewards.validity import validity_ceiling
+    from ..substrates.catalog import load_problem
+    rows = []
+    for pid in problems:
+        r = validity_ceiling(load_problem(pid), backend=settings.backend, timeout_s=settings.timeout_s)
+        rows.append({"problem": r.problem, "preset": r.preset, "seed": r.seed,
+                     "largest_valid_scale": r.largest_valid_scale,
+                     "first_invalid_scale": r.first_invalid_scale, "reason": r.reason})
+    return rows
+
+
+def _file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write(out: Path, settings, mutants, inputs, outcomes, ceilings, computed, reused, kill_seconds):
+    import pyarrow
+    import ray
+
+    tables = {"mutants.parquet": mutants, "inputs.parquet": inputs, "outcomes.parquet": outcomes}
+    if ceilings:
+        tables["ceilings.parquet"] = pa.Table.from_pylist(ceilings, schema=CEILINGS_SCHEMA)
+    hashes = {}
+    for name, table in tables.items():
+        _write_atomic(table, out / name)
+        hashes[name] = _file_sha(out / name)
+    try:
+        from importlib.metadata import version
+        mutagym_version = version("mutagym")
+    except Exception:  # not installed as a distribution
+        mutagym_version = "unknown"
+    counts = {o: 0 for o in CELL_OUTCOMES}
+    for o in outcomes.column("outcome").to_pylist():
+        counts[o] = counts.get(o, 0) + 1
+    manifest = {
+        "tables": hashes,
+        "rows": {name: t.num_rows for name, t in tables.items()},
+        "outcome_counts": counts,
+        "settings": {k: v for k, v in asdict(settings).items() if k not in ("progress", "pid_dir")},
+        "settings_fingerprint": settings.fingerprint(),
+        "versions": {"mutagym": mutagym_version, "ray": ray.__version__, "pyarrow": pyarrow.__version__,
+                     "numpy": np.__version__, "python": platform.python_version()},
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=list) + "\n")
+    return KillMatrixResult(out, mutants, inputs, outcomes, manifest, computed, reused, kill_seconds,
+                            ceilings)
+
+
+# ---------------------------------------------------------------------------------- CLI helpers
+def load_mutants(problems: Sequence[str] | None = None, pool: str | None = None,
+                 out: str | None = None) -> list[MutantRecord]:
+    """The mutants of `problems` that may enter the kill matrix.
+
+    From a Parquet pool file when `pool` is given (rows the compile gate or the quarantine did not
+    pass, `status` other than `compilable`, are dropped); else the pool is built with
+    `mutants.pool.build_pool` under `<out>/pool` (generate, compile gate, quarantine; resumable),
+    or, where that builder is unavailable, generated with `mutants.generate` without a gate.
+    """
+    if pool:
+        if out is not None and Path(pool).resolve() == (Path(out) / "mutants.parquet").resolve():
+            raise ValueError(f"--pool {pool!r} is the kill matrix's own output table "
+                             f"{str(Path(out) / 'mutants.parquet')!r}; pass another --out")
+        rows = pq.read_table(pool).to_pylist()
+        rows = [r for r in rows if r.get("status") in (None, "compilable")
+                and (not problems or r["problem"] in problems)]
+        return as_records(rows)
+    try:
+        from .pool import build_pool
+    except ImportError:
+        build_pool = None
+    if build_pool is not None and out is not None:
+        built = build_pool(Path(out) / "pool", list(problems) if problems else None)
+        return load_mutants(problems, str(built.path))
+    from .generate import generate_pool
+    return as_records(generate_pool(list(problems) if problems else None).mutants)
+
+
+def settings_table(settings: KillMatrixSettings):
+    """The settings as a rich table (printed before a run)."""
+    from rich.table import Table
+    table = Table(title="kill matrix settings")
+    table.add_column("setting")
+    table.add_column("value")
+    for k, v in asdict(settings).items():
+        table.add_row(k, "-" if v is None else (", ".join(map(str, v)) if isinstance(v, tuple) else str(v)))
+    table.add_row("settings fingerprint (derived)", settings.fingerprint())
+    return table
+
+
+def ceilings_table(result: KillMatrixResult):
+    """The validity ceilings of a run with `ceiling=True` (a rich table), or None."""
+    if not result.ceilings:
+        return None
+    from rich.table import Table
+    table = Table(title="validity ceiling: sign-mixed input scaled until a correct kernel fails")
+    for col in ("problem", "preset", "largest valid scale", "first invalid scale", "reason"):
+        table.add_column(col)
+    for c in result.ceilings:
+        table.add_row(c["problem"], c["preset"], f"{c['largest_valid_scale']:g}" if c["largest_valid_scale"] else "none",
+                      f"{c['first_invalid_scale']:g}" if c["first_invalid_scale"] else "-", c["reason"][:100])
+    return table
+
+
+def summary_table(result: KillMatrixResult):
+    """Per problem and family: mutants, witnessed, survived everything (a rich table)."""
+    from rich.table import Table
+    rows = result.summary()
+    table = Table(title=f"kill matrix: {result.mutants.num_rows} mutants, {result.outcomes.num_rows} cells "
+                        f"({result.computed_cells} computed, {result.reused_cells} reused)")
+    keys = ("mutants", "witnessed", "survived_everything", "other")
+    for col in ("problem", "family", "mutants", "witnessed", "survived everything",
+                "other (no build / no valid input)"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["problem"], r["family"], *(str(r[k]) for k in keys))
+    table.add_row("all", "", *(str(sum(r[k] for r in rows)) for k in keys))
+    return table
