@@ -8,9 +8,17 @@
 // outside the math library: the runtime rejects built kernels that do.
 #pragma once
 
+// C's <math.h>, not libstdc++'s wrapper (see mg_cmath.h, which restores the C++ overloads).
+#define _GLIBCXX_INCLUDE_NEXT_C_HEADERS 1
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <float.h>
+#include "mg_cmath.h"
+namespace std {  // what <cstddef> and <cstdint> declare in std:: (the submission may include them)
+using ::size_t; using ::ptrdiff_t; using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
+using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t; using ::intptr_t; using ::uintptr_t;
+}
 
 // ---------------------------------------------------------------- qualifiers
 #define __global__
