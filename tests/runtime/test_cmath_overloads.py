@@ -16,7 +16,7 @@ OVERLOADS = submission("""
         out[3] = pow(v, 2);                        // (float, int): the float overload
         out[4] = (float)sqrt(9.0);                 // double stays double
         out[5] = isnan(v / 0.0f * 0.0f) ? 1.0f : 0.0f;
-        out[6] = fmax(v, 3.0) ;                    // mixed float/double: double
+        out[6] = fmax(v, 3.0f);                    // fmax(float, float)
         out[7] = (float)abs(-7);
     }
 """, launch("k", [1], [1], ["x", "out"]))
