@@ -2,7 +2,10 @@
 
 Each buffer gets its own pages, with its data placed at the *end* (16-byte aligned, as vector loads
 need) so that reading or writing one element past it lands on an inaccessible guard page; inputs
-are mapped read-only by the runner. Outputs and poison-initialised scratch are filled with a poison
+are mapped read-only by the runner. Two gaps remain, both documented trade-offs: an access up to
+15 bytes past a buffer whose size is not a multiple of 16 stays inside its last aligned slot, and
+an access *before* the start lands in the unused head of the buffer's first page (it faults only
+once it crosses into the guard page below). Outputs and poison-initialised scratch are filled with a poison
 pattern (all-ones bytes: NaN for floating point types, 0xcd bytes for integers) so that elements a
 kernel never writes cannot pass a comparison. The runner maps the same memfd, so outputs need no
 copy back.
