@@ -62,7 +62,8 @@ CELL_OUTCOMES = ("killed", "survived", "memory_fault", "sync_error", "timeout", 
 OUTCOMES_SCHEMA = pa.schema([
     ("mutant_id", pa.string()), ("input_id", pa.string()), ("schedule", pa.string()),
     ("outcome", pa.string()), ("max_abs", pa.float64()), ("max_rel", pa.float64()),
-    ("mismatch_ratio", pa.float64()), ("message", pa.string()),
+    ("mismatch_ratio", pa.float64()), ("tol_needed", pa.float64()), ("tol_needed_p99", pa.float64()),
+    ("message", pa.string()),
 ])
 #: A part file also keys each cell by what produced it, so a resumed run never reuses a cell whose
 #: mutant source or input arrays (or tolerance) changed under the same ids.
@@ -197,9 +198,12 @@ class _Task:
     pid_dir: str | None
 
 
-def _cell(mutant_id, input_id, schedule, outcome, stats=(None, None, None), message=""):
+def _cell(mutant_id, input_id, schedule, outcome, stats=(None, None, None, None, None), message=""):
+    """One cell. `tol_needed` (`_p99`): the smallest atol = rtol at which the mutant's output passes
+    with matched ratio 1 (0.99), so the matrix can be re-scored under other checkers' tolerances."""
     return {"mutant_id": mutant_id, "input_id": input_id, "schedule": schedule, "outcome": outcome,
-            "max_abs": stats[0], "max_rel": stats[1], "mismatch_ratio": stats[2], "message": message}
+            "max_abs": stats[0], "max_rel": stats[1], "mismatch_ratio": stats[2],
+            "tol_needed": stats[3], "tol_needed_p99": stats[4], "message": message}
 
 
 def _finite(x: float) -> float | None:
@@ -249,17 +253,21 @@ def run_task(task: _Task, bundles: dict) -> dict:
 
 
 def _compare(mutant_id, input_id, schedule, outputs, refs, comparator) -> dict:
+    from ..rewards.comparator import tolerance_needed
+
     killed, messages = False, []
-    max_abs = max_rel = mismatch = 0.0
+    max_abs = max_rel = mismatch = need = need_p99 = 0.0
     for name, expected in refs.items():
         c = comparator.compare(outputs[name], expected)
         max_abs, max_rel = max(max_abs, c.max_abs), max(max_rel, c.max_rel)
         mismatch = max(mismatch, c.mismatch_ratio)
+        need = max(need, tolerance_needed(outputs[name], expected))
+        need_p99 = max(need_p99, tolerance_needed(outputs[name], expected, 0.99))
         if not c.passed:
             killed = True
             messages.append(f"{name}: {c.message}" if len(refs) > 1 else c.message)
     return _cell(mutant_id, input_id, schedule, "killed" if killed else "survived",
-                 (float(max_abs), float(max_rel), float(mismatch)), "; ".join(messages))
+                 (float(max_abs), float(max_rel), float(mismatch), need, need_p99), "; ".join(messages))
 
 
 # ---------------------------------------------------------------------------------- result

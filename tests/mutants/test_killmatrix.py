@@ -99,7 +99,7 @@ class TestOutcomes:
         assert manifest["settings"]["schedules"] == ["ascending", "descending"]
         o = first_run.outcomes
         assert o.column_names == ["mutant_id", "input_id", "schedule", "outcome", "max_abs", "max_rel",
-                                  "mismatch_ratio", "message"]
+                                  "mismatch_ratio", "tol_needed", "tol_needed_p99", "message"]
         # 4 mutants x 8 valid inputs x 2 schedules
         assert o.num_rows == 4 * 8 * 2 and first_run.computed_cells == 64
         assert first_run.inputs.column_names[:7] == ["id", "problem", "generator", "preset", "seed",
@@ -127,6 +127,18 @@ class TestOutcomes:
         assert killed and all(r["max_abs"] > 0 and r["mismatch_ratio"] > 0 and r["message"] for r in killed)
         assert any("outside atol" in r["message"] for r in killed)
         assert any("NaN/Inf" in r["message"] and r["max_abs"] == float("inf") for r in killed)
+
+    def test_tolerance_needed_agrees_with_the_verdict(self, first_run):
+        """Cells record the tolerance they need, so other checkers can re-score them exactly."""
+        from mutagym.substrates.catalog import load_problem
+        ran = [r for r in first_run.outcomes.to_pylist() if r["outcome"] in ("killed", "survived")]
+        problem_of = {m["mutant_id"]: m["problem"] for m in first_run.mutants.to_pylist()}
+        assert ran
+        for r in ran:
+            t = load_problem(problem_of[r["mutant_id"]]).spec.tolerance
+            assert t.atol == t.rtol and t.matched_ratio == 1.0
+            assert (r["outcome"] == "killed") == (r["tol_needed"] > t.atol), r
+            assert r["tol_needed_p99"] <= r["tol_needed"]
 
     def test_summary(self, first_run):
         """Per problem and family: every hand mutant is witnessed."""

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mutagym.rewards.comparator import Comparator
+from mutagym.rewards.comparator import Comparator, tolerance_needed
 
 
 class TestCompare:
@@ -63,3 +63,23 @@ class TestCompare:
     def test_bad_settings_are_named(self, kwargs, match):
         with pytest.raises(ValueError, match=match):
             Comparator(**kwargs)
+
+
+class TestToleranceNeeded:
+    @pytest.mark.parametrize("ratio", [1.0, 0.99, 0.5])
+    def test_agrees_with_the_comparator_on_random_outputs(self, ratio):
+        """Passing at t is t >= tolerance_needed (up to rounding at the boundary), for any ratio."""
+        rng = np.random.default_rng(0)
+        for trial in range(200):
+            ref = rng.standard_normal(50) * 10 ** rng.uniform(-3, 3)
+            out = ref + rng.standard_normal(50) * 10 ** rng.uniform(-6, 0)
+            need = tolerance_needed(out, ref, ratio)
+            assert Comparator(need * (1 + 1e-9), need * (1 + 1e-9), ratio).compare(out, ref).passed, trial
+            assert not Comparator(need * 0.999, need * 0.999, ratio).compare(out, ref).passed, trial
+
+    def test_nan_output_needs_infinity_whatever_the_ratio(self):
+        out, ref = np.array([np.nan, 1.0, 1.0]), np.array([0.0, 1.0, 1.0])
+        assert tolerance_needed(out, ref, 0.5) == float("inf")
+
+    def test_matching_infinities_need_nothing(self):
+        assert tolerance_needed(np.array([np.inf]), np.array([np.inf])) == 0.0
