@@ -207,6 +207,176 @@ def cmd_mutant(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- harden
+def _fmt_pct(x) -> str:
+    import math
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+class _StdoutToStderr:
+    """Send file descriptor 1 to stderr for a while (libraries such as HiGHS print a banner to the
+    process's stdout, which would corrupt --json output)."""
+
+    def __enter__(self):
+        import os
+        sys.stdout.flush()
+        self._saved = os.dup(1)
+        os.dup2(2, 1)
+        return self
+
+    def __exit__(self, *exc):
+        import os
+        sys.stdout.flush()
+        os.dup2(self._saved, 1)
+        os.close(self._saved)
+        return False
+
+
+def cmd_harden(args) -> int:
+    import contextlib
+
+    from mutagym.rewards.harden import harden
+    with _StdoutToStderr() if args.json else contextlib.nullcontext():
+        summary = _run_harden(args, harden)
+    return _print_harden(args, summary)
+
+
+def _run_harden(args, harden):
+    return harden(_problem_ids(args.problems) if args.problems else None, args.out,
+                  budget=args.budget, quick=args.quick,
+                  presets=tuple(args.presets.split(",")) if args.presets else None,
+                  generators=tuple(args.generators.split(",")) if args.generators else None,
+                  seeds=tuple(int(s) for s in args.seeds.split(",")),
+                  schedules=tuple(s for s in args.schedules.split(",") if s),
+                  num_cpus=args.num_cpus, address=args.address,
+                  check_false_rejects=not args.no_false_rejects, progress=not args.json,
+                  workers=args.workers)
+
+
+def _print_harden(args, summary) -> int:
+    rows = summary.rows()
+    per_problem = {p: {"suite": ph.suite, "tolerance": ph.tol, "selection": ph.selection_rate,
+                       "heldout": ph.heldout_rate, "witnessed": ph.witnessed, "method": ph.method}
+                   for p, ph in summary.result.problems.items()}
+    if args.json:
+        import math
+
+        def clean(v):
+            return None if isinstance(v, float) and math.isnan(v) else v
+        print(json.dumps({"out": str(summary.out), "report": str(summary.report),
+                          "checker": str(summary.checker_path), "problems": summary.problems,
+                          "seconds": round(summary.seconds, 1),
+                          "checkers": [{k: clean(v) for k, v in r.items()} for r in rows],
+                          "hardened": {p: {k: clean(v) for k, v in d.items()} for p, d in per_problem.items()}},
+                         indent=2))
+        return 0
+    table = Table(title=f"checkers on {sum(1 for _ in summary.problems)} problem(s), "
+                        f"{rows[0]['witnessed'] if rows else 0} witnessed mutants "
+                        f"({summary.seconds:.0f} s)")
+    for col in ("checker", "detection", "95% CI", "selection", "held-out", "false rejects",
+                "inputs/problem", "missing inputs"):
+        table.add_column(col, justify="left" if col == "checker" else "right")
+    for r in rows:
+        fr = "-" if r["false_rejects"] is None else f"{r['false_rejects']}/{r['kernels_checked']}"
+        table.add_row(r["checker"], f"{_fmt_pct(r['detection'])} ({r['detected']}/{r['witnessed']})",
+                      f"{_fmt_pct(r['low'])}-{_fmt_pct(r['high'])}", _fmt_pct(r["selection"]),
+                      _fmt_pct(r["heldout"]), fr, f"{r['median_inputs']:g} (max {r['max_inputs']})",
+                      str(r["missing_inputs"]))
+    console.print(table)
+    for name, score in summary.scores.items():
+        blind = sorted(p for p, used in score.inputs_used.items() if not used)
+        if blind:
+            console.print(f"[yellow]note:[/yellow] {name}: none of its inputs is in the kill matrix for "
+                          f"{', '.join(blind)} (scored as detecting nothing there; run the kill matrix "
+                          "with its generators, presets and seeds to score it)")
+    console.print(f"hardened checker: {summary.checker_path}")
+    console.print(f"report: {summary.report}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- eval
+def cmd_eval(args) -> int:
+    from mutagym.rewards.checker import evaluate_source, load_checker
+    checker = load_checker(args.checker)
+    pool = None
+    if args.prescreen:
+        from mutagym.rewards.scoring import pool_of_record
+        if not args.killmatrix:
+            console.print("[red]--prescreen needs --killmatrix DIR[/red] (the pool of record is its valid inputs)")
+            return 2
+        pool = pool_of_record(args.killmatrix, args.problem)
+    records = []
+    for path in args.files:
+        source = Path(path).read_text()
+        v = evaluate_source(checker, args.problem, source, backend=args.backend)
+        records.append({"kernel": path, "problem": v.problem, "checker": v.checker, "accepted": v.accepted,
+                        "outcome": v.outcome, "message": v.message,
+                        "inputs": [{"input": i.input_id, "passed": i.passed, "outcome": i.outcome,
+                                    "max_abs": i.max_abs, "max_rel": i.max_rel} for i in v.inputs]})
+        if pool is not None:
+            pv = evaluate_source(pool, args.problem, source, backend=args.backend)
+            records[-1].update(pool_accepted=pv.accepted, pool_outcome=pv.outcome,
+                               false_accept=v.accepted and not pv.accepted,
+                               false_reject=not v.accepted and pv.accepted)
+    if args.json:
+        print(json.dumps(records, indent=2, default=str))
+    else:
+        table = Table(title=f"{checker.version_id} on {args.problem}")
+        for col in ("kernel", "verdict", "outcome", "message") + (("pool of record", "false accept/reject")
+                                                                 if pool is not None else ()):
+            table.add_column(col)
+        for r in records:
+            extra = ()
+            if pool is not None:
+                extra = (r["pool_outcome"], "false accept" if r["false_accept"] else
+                         ("false reject" if r["false_reject"] else "-"))
+            table.add_row(r["kernel"], "[green]accept[/green]" if r["accepted"] else "[red]reject[/red]",
+                          r["outcome"], r["message"][:120], *extra)
+        console.print(table)
+    return 0 if all(r["accepted"] for r in records) else 1
+
+
+# ---------------------------------------------------------------------------------- audit
+def cmd_audit(args) -> int:
+    from mutagym.rewards.checker import evaluate_source, load_checker
+    from mutagym.rewards.scoring import attribute_checkers, load_killmatrix, score_checker
+    a, b = load_checker(args.a), load_checker(args.b)
+    km = load_killmatrix(args.killmatrix)
+    problems = _problem_ids(args.problems) if args.problems else km.problems
+    sa, sb = score_checker(a, km, problems=problems), score_checker(b, km, problems=problems)
+    split = attribute_checkers(a, b, km, problems=problems).points()
+    kernels = []
+    for path in args.kernels or []:
+        va = evaluate_source(a, args.problem, Path(path).read_text())
+        vb = evaluate_source(b, args.problem, Path(path).read_text())
+        kernels.append({"kernel": path, "problem": args.problem, "a_accepted": va.accepted,
+                        "b_accepted": vb.accepted, "a_outcome": va.outcome, "b_outcome": vb.outcome})
+    record = {
+        "a": {"checker": sa.checker, "detection": sa.detection, "detected": sa.report.overall.detected,
+              "leaked": len(sa.escaped)},
+        "b": {"checker": sb.checker, "detection": sb.detection, "detected": sb.report.overall.detected,
+              "leaked": len(sb.escaped)},
+        "witnessed": len(sa.witnessed), "attribution_points": split,
+        "accepted_by_a_only": sorted(set(sb.killed) - set(sa.killed)),
+        "accepted_by_b_only": sorted(set(sa.killed) - set(sb.killed)),
+        "kernels": kernels,
+    }
+    if args.json:
+        print(json.dumps(record, indent=2))
+        return 0
+    table = Table(title=f"audit on {record['witnessed']} witnessed mutants of {len(problems)} problem(s)")
+    for col in ("checker", "detection", "leaked (accepted wrong)", "accepted only here"):
+        table.add_column(col)
+    table.add_row(sa.checker, _fmt_pct(sa.detection), str(len(sa.escaped)), str(len(record["accepted_by_a_only"])))
+    table.add_row(sb.checker, _fmt_pct(sb.detection), str(len(sb.escaped)), str(len(record["accepted_by_b_only"])))
+    console.print(table)
+    console.print("gain of B over A (points): " + ", ".join(f"{k} {v:+.1f}" for k, v in split.items()))
+    for k in kernels:
+        console.print(f"{k['kernel']}: A {'accept' if k['a_accepted'] else 'reject'} ({k['a_outcome']}), "
+                      f"B {'accept' if k['b_accepted'] else 'reject'} ({k['b_outcome']})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mutagym", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -265,6 +435,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ceiling", action="store_true", help="also measure validity ceilings")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_killmatrix)
+
+    p = sub.add_parser("harden", help="mutate, kill matrix, score presets, optimise suites, write the hardened checker and report")
+    p.add_argument("--problems", help="comma-separated ids (default: all; --quick: relu,softmax,layernorm)")
+    p.add_argument("--budget", type=int, default=2, help="inputs per problem in the hardened suite")
+    p.add_argument("--quick", action="store_true", help="3 problems, official and remainder shapes")
+    p.add_argument("--out", default="harden", help="output folder (pool, kill matrix, checker, report; resumed)")
+    p.add_argument("--presets", help="comma-separated shape presets (default: all; --quick: official,remainder)")
+    p.add_argument("--generators", help="comma-separated generators (default: all)")
+    p.add_argument("--seeds", default="0", help="comma-separated seeds of the kill matrix inputs")
+    p.add_argument("--schedules", default="ascending,descending", help="comma-separated thread orders")
+    p.add_argument("--num-cpus", type=int, help="CPUs of a local Ray cluster (default: all)")
+    p.add_argument("--address", help="Ray cluster to attach to")
+    p.add_argument("--workers", type=int, default=2, help="processes of the mutant pool build")
+    p.add_argument("--no-false-rejects", action="store_true", help="skip running correct kernels through each checker")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_harden)
+
+    p = sub.add_parser("eval", help="judge kernels with a checker version: a verdict per kernel")
+    p.add_argument("files", nargs="+", metavar="FILE", help="submissions (.cu)")
+    p.add_argument("--checker", default="kernelbench", help="preset name or checker file (.json/.toml)")
+    p.add_argument("--problem", required=True)
+    p.add_argument("--backend", default="cpu", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--prescreen", action="store_true",
+                   help="also judge against the pool of record (every valid input of --killmatrix)")
+    p.add_argument("--killmatrix", help="kill-matrix folder whose valid inputs are the pool of record")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("audit", help="compare two checker versions on a kill matrix's witnessed pool")
+    p.add_argument("a", help="checker A (preset name or file)")
+    p.add_argument("b", help="checker B (preset name or file)")
+    p.add_argument("--killmatrix", required=True, help="kill-matrix folder")
+    p.add_argument("--problems", help="comma-separated ids (default: all in the matrix)")
+    p.add_argument("--kernels", nargs="*", metavar="FILE", help="kernels to judge with both")
+    p.add_argument("--problem", help="problem of --kernels")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_audit)
     return parser
 
 

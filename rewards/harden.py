@@ -1,0 +1,353 @@
+"""Hardening: per-problem input suites chosen on a kill matrix, a per-problem tolerance, and the
+`hardened` checker version they make; `harden` runs the whole pipeline.
+
+Per problem (`harden_checker`):
+
+1. Candidates are the problem's valid inputs in the matrix (every correct kernel passes them at the
+   problem's tolerance); `K[i, j]` is True when input j kills mutant i in some schedule (faults
+   included, build errors not; `scoring.cell_killed`).
+2. The witnessed mutants are split 50/50 by `suites.hash_split`; `suites.select_suite` picks at
+   most `budget` inputs (HiGHS when small, greedy otherwise, deterministic ties) on the *selection*
+   half only, and that suite is what ships, so the held-out half measures it honestly.
+   A problem with no witnessed mutant gets the valid input that kills most (or the first valid
+   input in id order) so that it is still checked.
+3. Tolerance: the problem's own tolerance is the default. Where atol == rtol, it is tightened to the
+   smallest of `t0 x (1, 1/3, 1/10, 1/30, 1/100)` that keeps `SAFETY` (10) times headroom over the
+   legitimate error the correct kernels showed on *the suite's own inputs* (the inputs table's
+   `tolerance_used x t0` is exactly their worst `tol_needed`). The rule only tightens where the
+   data shows room; `harden` then runs every correct kernel through the hardened checker and puts
+   back the default tolerance of any problem that rejected one, so it ships with zero false
+   rejects on the catalog.
+
+The checker version is `hardened`: per-problem `suites` and `comparators`, a default suite for
+problems outside the matrix (the generators chosen most often, at the official shape; a
+taxonomy-lite fallback), and provenance (kill-matrix hash, budget, salt, settings, date). Saved as
+`<name>-<hash12>.json` by `CheckerVersion.save`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
+from .generators import parse_input_id
+from .scoring import (CheckerScore, KillMatrix, cell_killed, kill_rule, load_killmatrix,
+                      score_checker)
+from .suites import hash_split, select_suite
+
+__all__ = ["HardenResult", "HardenSummary", "ProblemHardening", "QUICK_PRESETS", "QUICK_PROBLEMS",
+           "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for"]
+
+#: `--quick`: three problems and two shape presets (about 3 minutes on 2 cores).
+QUICK_PROBLEMS: tuple[str, ...] = ("relu", "softmax", "layernorm")
+QUICK_PRESETS: tuple[str, ...] = ("official", "remainder")
+#: Headroom kept between the correct kernels' measured error and a tightened tolerance.
+SAFETY = 10.0
+#: Tolerances tried, as fractions of the problem's own, loosest first.
+TIGHTEN_STEPS: tuple[float, ...] = (1.0, 1 / 3, 1 / 10, 1 / 30, 1 / 100)
+
+
+def kill_matrix_for(km: KillMatrix, problem: str, threshold: tuple[str, float] | None = None
+                    ) -> tuple[np.ndarray, list[str], list[str]]:
+    """`(K, mutant_ids, input_ids)` of one problem over its valid inputs; `threshold` is a
+    `(column, t)` kill rule (default: the matrix's own verdict).
+
+    A cell is killed per `scoring.cell_killed`; mutants are the problem's (sorted), inputs its
+    valid ones (sorted).
+    """
+    column, t = threshold or ("outcome", math.nan)
+    mutant_ids = sorted(m["mutant_id"] for m in km.mutants if m["problem"] == problem)
+    input_ids = km.valid_inputs.get(problem, [])
+    col = {x: j for j, x in enumerate(input_ids)}
+    K = np.zeros((len(mutant_ids), len(input_ids)), bool)
+    for i, m in enumerate(mutant_ids):
+        for r in km.outcomes_of.get(m, ()):
+            j = col.get(r["input_id"])
+            if j is not None and not K[i, j] and cell_killed(r, column, t):
+                K[i, j] = True
+    return K, mutant_ids, input_ids
+
+
+@dataclass
+class ProblemHardening:
+    """What hardening chose for one problem and why."""
+
+    problem: str
+    suite: list[str]
+    method: str
+    optimal: bool
+    witnessed: int
+    selection: list[str]
+    heldout: list[str]
+    selection_rate: float
+    heldout_rate: float
+    default_tol: tuple[float, float, float]
+    tol: float | None
+    legit_need: float
+    note: str = ""
+
+    def comparator(self) -> ComparatorSpec:
+        atol, rtol, ratio = self.default_tol
+        if self.tol is None:
+            return ComparatorSpec(atol=atol, rtol=rtol, matched_ratio=ratio)
+        return ComparatorSpec(atol=self.tol, rtol=self.tol, matched_ratio=ratio)
+
+
+@dataclass
+class HardenResult:
+    """The hardened checker and the per-problem choices it came from."""
+
+    checker: CheckerVersion
+    problems: dict[str, ProblemHardening]
+
+    @property
+    def selection(self) -> list[str]:
+        return [m for p in self.problems.values() for m in p.selection]
+
+    @property
+    def heldout(self) -> list[str]:
+        return [m for p in self.problems.values() for m in p.heldout]
+
+
+def _tightened(km: KillMatrix, suite: Sequence[str], default: tuple[float, float, float]
+               ) -> tuple[float | None, float, str]:
+    """(tolerance or None for the default, the legitimate need on the suite, a note)."""
+    atol, rtol, _ = default
+    if atol != rtol:
+        return None, math.nan, "atol != rtol: default tolerance kept"
+    need = 0.0
+    for x in suite:
+        used = km.input_rows[x].get("tolerance_used")
+        if used is None:
+            return None, math.nan, f"no legitimate-error data for {x}: default kept"
+        need = max(need, used * atol)
+    safe = [atol * f for f in TIGHTEN_STEPS if need * SAFETY <= atol * f]
+    if not safe:
+        return None, need, "no headroom: default kept"
+    t = min(safe)
+    return (None if t == atol else float(f"{t:.3g}")), need, ""
+
+
+def _fallback_input(K: np.ndarray, input_ids: Sequence[str]) -> list[str]:
+    if not input_ids:
+        return []
+    kills = K.sum(axis=0) if K.size else np.zeros(len(input_ids), int)
+    official = [j for j, x in enumerate(input_ids) if parse_input_id(x)[2] == "official"]
+    pool = official or list(range(len(input_ids)))
+    best = max(pool, key=lambda j: (kills[j], -j))
+    return [input_ids[best]]
+
+
+def _harden_problem(km: KillMatrix, problem: str, budget: int, salt: str, tighten: bool,
+                    exact: bool | str) -> ProblemHardening:
+    from ..substrates.catalog import load_problem
+    t = load_problem(problem).spec.tolerance
+    default = (t.atol, t.rtol, t.matched_ratio)
+    K, mutant_ids, input_ids = kill_matrix_for(km, problem)
+    witnessed_rows = K.any(axis=1)
+    witnessed = [m for m, w in zip(mutant_ids, witnessed_rows) if w]
+    selection, heldout = hash_split(witnessed, salt)
+    note = ""
+    if not input_ids:
+        return ProblemHardening(problem, [], "none", False, 0, [], [], math.nan, math.nan, default,
+                                None, math.nan, "no valid input in the matrix")
+    index = {m: i for i, m in enumerate(mutant_ids)}
+    if selection:
+        suite = select_suite(K[[index[m] for m in selection]], input_ids, selection, budget=budget,
+                             exact=exact)
+        chosen, method, optimal = suite.inputs, suite.method, suite.optimal
+    else:
+        chosen, method, optimal = [], "none", False
+    if not chosen:
+        chosen, method, note = _fallback_input(K, input_ids), "fallback", "no mutant to cover: most-killing input"
+    tol, need, tol_note = _tightened(km, chosen, default) if tighten else (None, math.nan, "not tightened")
+    ph = ProblemHardening(problem, list(chosen), method, optimal, len(witnessed), selection, heldout,
+                          math.nan, math.nan, default, tol, need, "; ".join(x for x in (note, tol_note) if x))
+    return ph
+
+
+def harden_checker(km: KillMatrix | str | os.PathLike, *, problems: Iterable[str] | None = None,
+                   budget: int = 2, salt: str = "heldout", tighten: bool = True,
+                   exact: bool | str = "auto", name: str = "hardened",
+                   settings: dict[str, Any] | None = None, date: str | None = None) -> HardenResult:
+    """The hardened checker version of the problems in kill matrix `km` (see the module doc).
+
+    `settings` is stored in the provenance next to the kill matrix's hash and the budget; `date`
+    (default: today, UTC) is provenance that the content hash leaves out.
+    """
+    km = km if isinstance(km, KillMatrix) else load_killmatrix(km)
+    if budget < 1:
+        raise ValueError(f"budget must be >= 1 input per problem, got {budget!r}")
+    problems = sorted(problems) if problems is not None else km.problems
+    unknown = [p for p in problems if p not in km.problems]
+    if unknown:
+        raise ValueError(f"problems {unknown} have no mutants in the kill matrix at {str(km.out)!r} "
+                         f"(it holds {', '.join(km.problems) or 'none'})")
+    per = {p: _harden_problem(km, p, budget, salt, tighten, exact) for p in problems}
+    suites = {p: [InputRef(generator=g, preset=pr, seed=s) for _, g, pr, s in map(parse_input_id, ph.suite)]
+              for p, ph in per.items() if ph.suite}
+    return _assemble(km, per, suites, budget, salt, tighten, name, settings, date)
+
+
+def _assemble(km, per, suites, budget, salt, tighten, name, settings, date) -> HardenResult:
+    counts = Counter(parse_input_id(x)[1] for ph in per.values() for x in ph.suite)
+    default_gens = [g for g, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:budget] or ["normal"]
+    settings = dict(settings or {})
+    km_settings = {k: v for k, v in km.manifest.get("settings", {}).items() if k not in ("out", "address", "num_cpus")}
+    checker = CheckerVersion(
+        name=name,
+        description=(f"mutation-optimised suites of <= {budget} inputs per problem over "
+                     f"{len(per)} problem(s); tolerance tightened only with {SAFETY:g}x headroom "
+                     "over the correct kernels' measured error"),
+        source="mutagym harden (rewards.harden)",
+        inputs=[InputRef(generator=g, preset="official", seed=0) for g in default_gens],
+        suites=suites,
+        comparator=ComparatorSpec(atol=1e-2, rtol=1e-2, matched_ratio=1.0),
+        comparators={p: ph.comparator() for p, ph in per.items() if ph.suite},
+        provenance=json.loads(json.dumps({       # plain JSON (tuples -> lists), as it reloads
+            "killmatrix_hash": km.content_hash(),
+            "killmatrix_tables": km.manifest.get("tables", {}),
+            "killmatrix_settings": km_settings,
+            "budget": budget, "salt": salt, "tighten": tighten, "safety": SAFETY,
+            "problems": sorted(per),
+            "settings": settings,
+            "date": date or _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+        })))
+    result = HardenResult(checker, per)
+    _fill_rates(km, result)
+    return result
+
+
+def _fill_rates(km: KillMatrix, result: HardenResult) -> None:
+    """Selection / held-out detection of each problem's shipped suite under its final comparator."""
+    for p, ph in result.problems.items():
+        if not ph.suite:
+            continue
+        column, t, _ = kill_rule(result.checker.comparator_for(p))
+        if ph.tol is None:
+            column, t = "outcome", math.nan         # the default: the matrix's own verdict
+        K, mutant_ids, input_ids = kill_matrix_for(km, p, (column, t))
+        index = {m: i for i, m in enumerate(mutant_ids)}
+        cols = [input_ids.index(x) for x in ph.suite]
+
+        def rate(ms):
+            if not ms:
+                return math.nan
+            return float(K[np.ix_([index[m] for m in ms], cols)].any(axis=1).mean())
+
+        ph.selection_rate, ph.heldout_rate = rate(ph.selection), rate(ph.heldout)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pipeline
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class HardenSummary:
+    """What `harden` did: the kill matrix, every checker's score, the hardened checker and files."""
+
+    out: Path
+    problems: list[str]
+    killmatrix: Path
+    result: HardenResult
+    checker_path: Path
+    scores: dict[str, CheckerScore]
+    report: Path | None
+    seconds: float
+    restored_default: list[str] = field(default_factory=list)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per checker: detection (+ interval), selection / held-out, false rejects, inputs."""
+        sel, held = self.result.selection, self.result.heldout
+        out = []
+        for name, s in self.scores.items():
+            pool = set(s.witnessed)
+            fr = None if s.false_rejects is None else len(s.false_rejects)
+            counts = [len(v) for v in s.inputs_used.values()]
+            out.append({
+                "checker": name, "version": s.checker, "detection": s.detection,
+                "low": s.interval[1], "high": s.interval[2], "detected": s.report.overall.detected,
+                "witnessed": s.report.overall.total,
+                "selection": s.rate_on(m for m in sel if m in pool),
+                "heldout": s.rate_on(m for m in held if m in pool),
+                "false_rejects": fr, "kernels_checked": s.kernels_checked,
+                "median_inputs": float(np.median(counts)) if counts else math.nan,
+                "max_inputs": max(counts) if counts else 0,
+                "missing_inputs": sum(len(v) for v in s.missing_inputs.values()),
+                "exact": s.exact,
+            })
+        return out
+
+
+def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "harden", *,
+           budget: int = 2, quick: bool = False, presets: Sequence[str] | None = None,
+           generators: Sequence[str] | None = None, seeds: Sequence[int] = (0,),
+           schedules: Sequence[str] = ("ascending", "descending"), num_cpus: int | None = None,
+           address: str | None = None, checkers: Sequence[str] | None = None,
+           check_false_rejects: bool = True, report: bool = True, progress: bool = True,
+           backend: str = "cpu", workers: int = 2) -> HardenSummary:
+    """The whole job: mutate -> kill matrix -> score the presets -> select suites -> the hardened
+    checker (saved under `<out>/checkers/`) -> `report.md` with plots.
+
+    `quick` (when `problems` / `presets` are not given) is relu, softmax, layernorm at the
+    official and remainder shapes. Every stage resumes from what `out` already holds.
+    """
+    from ..mutants.killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
+    from ..mutants.pool import build_pool
+    from ..substrates.catalog import list_problems
+
+    start = time.monotonic()
+    out = Path(out)
+    problems = list(problems) if problems else (list(QUICK_PROBLEMS) if quick else list_problems())
+    if presets is None and quick:
+        presets = QUICK_PRESETS
+    built = build_pool(out / "pool", problems, workers=workers, progress=progress)
+    mutants = load_mutants(problems, str(built.path))
+    settings = KillMatrixSettings(out=str(out / "killmatrix"), presets=tuple(presets) if presets else None,
+                                  generators=tuple(generators) if generators else None,
+                                  seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
+                                  num_cpus=num_cpus, address=address, progress=progress)
+    km = load_killmatrix(run_killmatrix(mutants, settings))
+    problems = [p for p in problems if p in km.problems]
+    run_settings = {"budget": budget, "quick": quick, "presets": list(presets) if presets else None,
+                    "generators": list(generators) if generators else None, "seeds": list(seeds),
+                    "schedules": list(schedules), "backend": backend}
+    result = harden_checker(km, problems=problems, budget=budget, settings=run_settings)
+    restored: list[str] = []
+    if check_false_rejects:
+        from .scoring import false_rejects as _false_rejects
+        rejects, _ = _false_rejects(result.checker, problems, backend=backend)
+        restored = sorted({r.problem for r in rejects if result.problems[r.problem].tol is not None})
+        if restored:                 # a tightened tolerance rejected a correct kernel: undo it
+            for p in restored:
+                result.problems[p].tol = None
+                result.problems[p].note = "tightened tolerance rejected a correct kernel: default restored"
+            suites = dict(result.checker.suites)
+            result = _assemble(km, result.problems, suites, budget, "heldout", True, "hardened",
+                               run_settings, None)
+    checker_path = result.checker.save(out / "checkers")
+    scores: dict[str, CheckerScore] = {}
+    for name in (checkers or list_checkers()):
+        c = load_checker(name)
+        scores[c.name] = score_checker(c, km, problems=problems, check_false_rejects=check_false_rejects,
+                                       backend=backend)
+    scores[result.checker.name] = score_checker(result.checker, km, problems=problems,
+                                                check_false_rejects=check_false_rejects, backend=backend)
+    summary = HardenSummary(out, problems, km.out, result, checker_path, scores, None,
+                            0.0, restored)
+    if report:
+        from .report import write_report
+        summary.report = write_report(summary, km)
+    summary.seconds = time.monotonic() - start
+    return summary

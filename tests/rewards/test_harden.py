@@ -1,0 +1,269 @@
+"""Hardening on real kill matrices: suites, tolerance, the saved checker, the pipeline, the CLI."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+
+from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
+from mutagym.rewards import harden as harden_mod
+from mutagym.rewards.checker import load_checker
+from mutagym.rewards.harden import harden_checker, kill_matrix_for
+from mutagym.rewards.scoring import load_killmatrix, score_checker
+from mutagym.substrates.catalog import load_problem
+
+GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
+
+
+def _sub(problem, old, new):
+    src = load_problem(problem).kernel_sources()["substrate"]
+    assert old in src, (problem, old)
+    return src.replace(old, new)
+
+
+def hand_mutants():
+    return [
+        MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return v;")),
+        MutantRecord("relu-abs", "relu", "input_domain", "hand-relu-abs",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return fabsf(v);")),
+        MutantRecord("relu-times-1.5", "relu", "arithmetic", "hand-scale",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
+        MutantRecord("relu-plus-0.5", "relu", "arithmetic", "hand-offset",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 0.5f;")),
+        MutantRecord("softmax-no-max", "softmax", "input_domain", "hand-no-max-subtraction",
+                     _sub("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
+        MutantRecord("softmax-exp2", "softmax", "arithmetic", "hand-exp2",
+                     _sub("softmax", "expf(xr[c] - m)", "exp2f(xr[c] - m)")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def km(tmp_path_factory):
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        out = tmp_path_factory.mktemp("km")
+        result = run_killmatrix(hand_mutants(), KillMatrixSettings(
+            out=str(out), generators=GENERATORS, presets=("official",), seeds=(0,),
+            schedules=("ascending",), progress=False))
+        yield load_killmatrix(result)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+class TestHardenChecker:
+    def test_suites_are_small_valid_and_beat_the_presets_on_the_selection_half(self, km):
+        result = harden_checker(km, budget=2, date="2026-11-29")
+        c = result.checker
+        assert set(c.suites) == {"relu", "softmax"}
+        for p, suite in c.suites.items():
+            assert 1 <= len(suite) <= 2
+            assert set(c.input_ids_for(p)) <= set(km.valid_inputs[p])
+        hardened = score_checker(c, km)
+        selection = result.selection
+        assert selection
+        for name in ("kernelbench", "kernelbench-verified", "sol-execbench", "fuzz"):
+            preset = score_checker(load_checker(name), km)
+            assert hardened.rate_on(selection) >= preset.rate_on(selection), name
+        assert hardened.rate_on(selection) == 1.0
+        assert hardened.detection > score_checker(load_checker("kernelbench"), km).detection
+
+    def test_saved_json_reloads_with_the_same_hash(self, km, tmp_path):
+        c = harden_checker(km, budget=2, date="2026-11-29").checker
+        path = c.save(tmp_path)
+        assert path.name == f"hardened-{c.content_hash()[:12]}.json"
+        again = load_checker(path)
+        assert again.content_hash() == c.content_hash() and again == c
+        assert c.provenance["killmatrix_hash"] == km.content_hash()
+        other_day = harden_checker(km, budget=2, date="2030-01-01").checker
+        assert other_day.content_hash() == c.content_hash()        # the date is not content
+
+    def test_tolerance_tightens_only_with_headroom(self, km):
+        """relu is exact (no legitimate error): tightened; every tolerance stays <= the default."""
+        result = harden_checker(km, budget=2)
+        relu = result.problems["relu"]
+        assert relu.legit_need == 0.0 and relu.tol is not None and relu.tol < 1e-2
+        for p, ph in result.problems.items():
+            cmp = result.checker.comparator_for(p)
+            assert cmp.atol <= ph.default_tol[0] and cmp.rtol <= ph.default_tol[1]
+            if ph.tol is not None:
+                assert ph.legit_need * harden_mod.SAFETY <= ph.tol
+        untightened = harden_checker(km, budget=2, tighten=False)
+        assert all(ph.tol is None for ph in untightened.problems.values())
+
+    def test_budget_one_and_bad_arguments(self, km):
+        r = harden_checker(km, budget=1)
+        assert all(len(s) == 1 for s in r.checker.suites.values())
+        with pytest.raises(ValueError, match="budget must be >= 1"):
+            harden_checker(km, budget=0)
+        with pytest.raises(ValueError, match=r"problems \['layernorm'\] have no mutants"):
+            harden_checker(km, problems=["layernorm"])
+
+    def test_kill_matrix_for_matches_witnesses(self, km):
+        K, mids, ids = kill_matrix_for(km, "relu")
+        witnessed = {m for m, row in zip(mids, K) if row.any()}
+        assert witnessed == set(km.witnessed(["relu"]))
+
+
+def layernorm_affine_mutants():
+    """The six wrong affine formulas of SOL-ExecBench issue #25 (seeds/seed-layernorm-affine.txt)."""
+    src = load_problem("layernorm").kernel_sources()["substrate"]
+    line = "yr[c] = xhat * weight[c] + bias[c];"
+    assert line in src
+    before = (src.replace("sum += xr[c];", "sum += xr[c] * weight[c] + bias[c];")
+                 .replace("const float d = xr[c] - mean;", "const float d = xr[c] * weight[c] + bias[c] - mean;")
+                 .replace("const float xhat = (xr[c] - mean) * rstd;",
+                          "const float xhat = (xr[c] * weight[c] + bias[c] - mean) * rstd;")
+                 .replace(line, "yr[c] = xhat;"))
+    assert before.count("weight[c] + bias[c]") == src.count("weight[c] + bias[c]") + 2
+    formulas = {
+        "omit-both": src.replace(line, "yr[c] = xhat;"),
+        "omit-weight": src.replace(line, "yr[c] = xhat + bias[c];"),
+        "omit-bias": src.replace(line, "yr[c] = xhat * weight[c];"),
+        "element-zero": src.replace(line, "yr[c] = xhat * weight[0] + bias[0];"),
+        "affine-twice": src.replace(line, "yr[c] = (xhat * weight[c] + bias[c]) * weight[c] + bias[c];"),
+        "affine-before-norm": before,
+    }
+    return [MutantRecord(f"layernorm-{k}", "layernorm", "arithmetic", f"hand-{k}", v) for k, v in formulas.items()]
+
+
+@pytest.fixture(scope="module")
+def layernorm_hardened(km, tmp_path_factory):
+    """A hardened checker from a kill matrix of the six formulas (Ray is up through `km`)."""
+    out = tmp_path_factory.mktemp("km_ln")
+    result = run_killmatrix(layernorm_affine_mutants(), KillMatrixSettings(
+        out=str(out), generators=("uniform01", "identity_affine", "normal", "affine_perturbed"),
+        presets=("official",), seeds=(0,), schedules=("ascending",), progress=False))
+    return harden_checker(load_killmatrix(result), budget=2).checker
+
+
+class TestLayerNormAffine:
+    def test_sol_execbench_accepts_all_six_and_hardened_rejects_them(self, layernorm_hardened):
+        from mutagym.rewards.checker import evaluate_source
+        sol = load_checker("sol-execbench")
+        for m in layernorm_affine_mutants():
+            assert evaluate_source(sol, "layernorm", m.source).accepted, m.id
+            v = evaluate_source(layernorm_hardened, "layernorm", m.source)
+            assert not v.accepted and v.outcome == "wrong", m.id
+
+    def test_correct_kernels_pass_both(self, layernorm_hardened):
+        from mutagym.rewards.checker import evaluate_source
+        for name, src in load_problem("layernorm").kernel_sources().items():
+            for c in (load_checker("sol-execbench"), layernorm_hardened):
+                assert evaluate_source(c, "layernorm", src).accepted, (name, c.name)
+
+
+def mutagym(*args):
+    return subprocess.run([sys.executable, "-m", "mutagym", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    """`mutagym harden` on relu (its whole generated mutant pool), small input set, one CPU."""
+    out = tmp_path_factory.mktemp("harden")
+    proc = mutagym("harden", "--problems", "relu", "--presets", "official,remainder",
+                   "--generators", ",".join(GENERATORS), "--schedules", "ascending", "--num-cpus", "1",
+                   "--workers", "1", "--out", str(out))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out, proc.stdout
+
+
+class TestHardenPipeline:
+    def test_table_report_plots_and_checker(self, pipeline):
+        out, stdout = pipeline
+        for name in ("kernelbench", "sol-execbench", "fuzz", "hardened", "held-out", "false rejects"):
+            assert name in stdout
+        report = (out / "report.md").read_text()
+        assert "| hardened |" in report and "## Blind band" in report
+        for png in ("heatmap.png", "escape_by_family.png", "blind_band.png"):
+            assert (out / png).stat().st_size > 1000, png
+        [path] = list((out / "checkers").glob("hardened-*.json"))
+        c = load_checker(path)
+        assert path.stem == c.version_id and c.suites["relu"]
+
+    def test_hardened_detects_more_without_false_rejects(self, pipeline):
+        out, _ = pipeline
+        km = load_killmatrix(out / "killmatrix")
+        [path] = list((out / "checkers").glob("hardened-*.json"))
+        hardened = score_checker(load_checker(path), km, check_false_rejects=True)
+        kb = score_checker(load_checker("kernelbench"), km)
+        assert hardened.false_rejects == []
+        assert hardened.detection > kb.detection
+
+    def test_audit_cli(self, pipeline):
+        out, _ = pipeline
+        proc = mutagym("audit", "kernelbench", "kernelbench-verified", "--killmatrix", str(out / "killmatrix"),
+                       "--json")
+        assert proc.returncode == 0, proc.stderr
+        rec = json.loads(proc.stdout)
+        pts = rec["attribution_points"]
+        assert math.isclose(pts["inputs"] + pts["tolerance"], pts["gain"], abs_tol=1e-6)
+        assert rec["b"]["detected"] >= rec["a"]["detected"]
+
+    def test_eval_prescreen_flags_a_false_accept(self, pipeline, tmp_path):
+        out, _ = pipeline
+        good = tmp_path / "good.cu"
+        good.write_text(load_problem("relu").kernel_sources()["substrate"])
+        bad = tmp_path / "bad.cu"
+        bad.write_text(_sub("relu", "return fmaxf(v, 0.0f);", "return v;"))
+        proc = mutagym("eval", "--checker", "kernelbench", "--problem", "relu", str(good), str(bad),
+                       "--prescreen", "--killmatrix", str(out / "killmatrix"), "--json")
+        assert proc.returncode == 0, proc.stderr
+        recs = {Path(r["kernel"]).name: r for r in json.loads(proc.stdout)}
+        assert recs["bad.cu"]["accepted"] and recs["bad.cu"]["false_accept"]
+        assert not recs["bad.cu"]["pool_accepted"] and not recs["bad.cu"]["false_reject"]
+        assert recs["good.cu"]["pool_accepted"] and not recs["good.cu"]["false_accept"]
+        proc = mutagym("eval", "--problem", "relu", str(good), "--prescreen")
+        assert proc.returncode == 2 and "--killmatrix" in proc.stdout
+
+    def test_harden_json(self, pipeline):
+        """A rerun resumes everything and prints JSON."""
+        out, _ = pipeline
+        proc = mutagym("harden", "--problems", "relu", "--presets", "official,remainder",
+                       "--generators", ",".join(GENERATORS), "--schedules", "ascending", "--num-cpus", "1",
+                       "--workers", "1", "--out", str(out), "--json", "--no-false-rejects")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rec = json.loads(proc.stdout)
+        rows = {r["checker"]: r for r in rec["checkers"]}
+        assert rows["hardened"]["selection"] == 1.0 and rows["hardened"]["false_rejects"] is None
+        assert rec["hardened"]["relu"]["suite"]
+
+
+class TestEvalCli:
+    def test_verdicts_json(self, tmp_path):
+        good = tmp_path / "good.cu"
+        good.write_text(load_problem("relu").kernel_sources()["substrate"])
+        bad = tmp_path / "bad.cu"
+        bad.write_text(_sub("relu", "return fmaxf(v, 0.0f);", "return v;"))
+        proc = mutagym("eval", "--checker", "kernelbench-verified", "--problem", "relu", str(good), str(bad),
+                       "--json")
+        assert proc.returncode == 1, proc.stderr
+        recs = json.loads(proc.stdout)
+        assert [(r["kernel"], r["accepted"], r["outcome"]) for r in recs] == [
+            (str(good), True, "ok"), (str(bad), False, "wrong")]
+        assert all(r["problem"] == "relu" and r["checker"].startswith("kernelbench-verified-") for r in recs)
+        proc = mutagym("eval", "--checker", "kernelbench", "--problem", "relu", str(bad))
+        assert proc.returncode == 0 and "accept" in proc.stdout
+
+    def test_unknown_checker(self, tmp_path):
+        k = tmp_path / "k.cu"
+        k.write_text(load_problem("relu").kernel_sources()["substrate"])
+        proc = mutagym("eval", "--checker", "kernelbnch", "--problem", "relu", str(k))
+        assert proc.returncode != 0 and "did you mean 'kernelbench'" in proc.stderr
+
+
+def test_doctests():
+    import doctest
+    from mutagym.rewards import report
+    for mod in (harden_mod, report):
+        assert doctest.testmod(mod).failed == 0

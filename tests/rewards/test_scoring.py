@@ -1,0 +1,159 @@
+"""Scoring checker versions on a small real kill matrix (real g++, real Ray)."""
+
+import math
+import os
+
+import pytest
+import ray
+
+from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
+from mutagym.rewards import scoring
+from mutagym.rewards.checker import CheckerVersion, ComparatorSpec, InputRef, load_checker
+from mutagym.rewards.scoring import (attribute_checkers, cell_killed, false_rejects, kill_rule,
+                                     killed_by, load_killmatrix, score_checker)
+from mutagym.rewards.comparator import Comparator
+from mutagym.substrates.catalog import load_problem
+
+GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
+
+
+def _sub(problem, old, new):
+    src = load_problem(problem).kernel_sources()["substrate"]
+    assert old in src, (problem, old)
+    return src.replace(old, new)
+
+
+def hand_mutants():
+    """Classic blind spots of U[0, 1) inputs plus one fault every checker sees."""
+    return [
+        MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return v;")),
+        MutantRecord("relu-times-1.5", "relu", "arithmetic", "hand-scale",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
+        MutantRecord("relu-plus-5e-3", "relu", "precision", "hand-small-offset",
+                     _sub("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 5e-3f;")),
+        MutantRecord("softmax-no-max", "softmax", "input_domain", "hand-no-max-subtraction",
+                     _sub("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def km(tmp_path_factory):
+    """One kill matrix for the module: 4 mutants x 4 generators at the official shape, 2 seeds."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        out = tmp_path_factory.mktemp("km")
+        result = run_killmatrix(hand_mutants(), KillMatrixSettings(
+            out=str(out), generators=GENERATORS, presets=("official",), seeds=(0, 1),
+            schedules=("ascending",), progress=False))
+        yield result
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def targeted_checker():
+    """kernelbench's uniform inputs plus sign-mixed and large-offset ones, same tolerance."""
+    return CheckerVersion(name="targeted", inputs=[
+        InputRef(generator="uniform01"), InputRef(generator="sign_mixed"),
+        InputRef(generator="large_offset")], comparator=ComparatorSpec(atol=1e-2, rtol=1e-2))
+
+
+class TestLoadKillmatrix:
+    def test_folder_and_result_agree(self, km):
+        """Reading the folder gives the same tables and hash as the in-memory result."""
+        a, b = load_killmatrix(km.out), load_killmatrix(km)
+        assert a.witnessed() == b.witnessed()
+        assert a.content_hash() == b.content_hash()
+        assert a.valid_inputs == b.valid_inputs
+        assert "relu:sign_mixed:official:0" in a.valid_inputs["relu"]
+
+    def test_missing_folder_names_the_table(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="mutants.parquet not found"):
+            load_killmatrix(tmp_path)
+
+
+class TestKillRule:
+    def test_rules(self):
+        """atol == rtol is exact; matched ratio 0.99 reads the p99 column."""
+        assert kill_rule(Comparator(1e-3, 1e-3)) == ("tol_needed", 1e-3, True)
+        assert kill_rule(Comparator(1e-2, 1e-2, 0.99)) == ("tol_needed_p99", 1e-2, True)
+        assert kill_rule(Comparator(1e-3, 1e-2))[2] is False
+
+    def test_agrees_with_the_matrix_verdict_at_the_default_tolerance(self, km):
+        """tol_needed > t reproduces the matrix's own killed / survived at the problem tolerance."""
+        m = load_killmatrix(km)
+        checked = 0
+        for r in m.outcomes:
+            if r["outcome"] not in ("killed", "survived"):
+                continue
+            problem = m.problem_of[r["mutant_id"]]
+            t = load_problem(problem).spec.tolerance
+            column, thr, exact = kill_rule(Comparator(t.atol, t.rtol, t.matched_ratio))
+            assert exact
+            assert cell_killed(r, column, thr) == (r["outcome"] == "killed"), r
+            checked += 1
+        assert checked > 10
+
+    def test_faults_always_kill_and_build_errors_never(self):
+        assert cell_killed({"outcome": "sync_error"}, "tol_needed", 1e9)
+        assert not cell_killed({"outcome": "compile_error"}, "tol_needed", 0.0)
+
+
+class TestScoreChecker:
+    def test_kernelbench_misses_the_input_domain_blind_spots(self, km):
+        """U[0, 1) inputs cannot see relu returning x or softmax without max-subtraction."""
+        kb = score_checker(load_checker("kernelbench"), km)
+        tg = score_checker(targeted_checker(), km)
+        assert set(kb.witnessed) == set(tg.witnessed) >= {"relu-returns-x", "relu-times-1.5", "softmax-no-max"}
+        assert "relu-returns-x" in kb.escaped and "softmax-no-max" in kb.escaped
+        assert "relu-times-1.5" in kb.killed
+        assert kb.report.overall.detected < tg.report.overall.detected
+        assert tg.escaped == [m for m in tg.witnessed if m == "relu-plus-5e-3"] or not tg.escaped
+        assert kb.report.per_family["input_domain"].detected == 0
+        point, low, high = kb.interval
+        assert low <= point <= high and point == kb.detection
+
+    def test_missing_inputs_are_reported(self, km):
+        """kernelbench's seeds 2..4 were not run: scored on seeds 0, 1 and listed as missing."""
+        kb = score_checker(load_checker("kernelbench"), km)
+        assert kb.inputs_used["relu"] == ["relu:uniform01:official:0", "relu:uniform01:official:1"]
+        assert "relu:uniform01:official:4" in kb.missing_inputs["relu"]
+
+    def test_tighter_tolerance_kills_the_small_offset(self, km):
+        """A 5e-3 offset passes 1e-2 (so it is not witnessed) but not 1e-3: re-scored from tol_needed."""
+        m = load_killmatrix(km)
+        assert "relu-plus-5e-3" not in m.witnessed()
+        tight = targeted_checker().model_copy(update={"comparator": ComparatorSpec(atol=1e-3, rtol=1e-3)})
+        assert "relu-plus-5e-3" in killed_by(tight, m)
+        assert "relu-plus-5e-3" not in killed_by(targeted_checker(), m)
+        assert killed_by(targeted_checker(), m) <= killed_by(tight, m)
+
+    def test_as_dict_is_json(self, km):
+        import json
+        d = score_checker(load_checker("sol-execbench"), km).as_dict()
+        json.dumps(d, allow_nan=False)
+        assert d["witnessed"] >= 3
+
+
+class TestAttribution:
+    def test_gain_splits_into_inputs_and_tolerance(self, km):
+        a = attribute_checkers(load_checker("kernelbench"), load_checker("kernelbench-verified"), km)
+        pts = a.points()
+        assert math.isclose(pts["inputs"] + pts["tolerance"], pts["gain"], abs_tol=1e-6)
+        assert pts["gain"] > 0
+
+
+class TestFalseRejects:
+    def test_presets_accept_the_correct_relu_kernels(self):
+        rejects, checked = false_rejects(load_checker("kernelbench"), ["relu"])
+        assert checked == 1 + len(load_problem("relu").variant_names) and rejects == []
+
+
+def test_doctests():
+    import doctest
+    result = doctest.testmod(scoring)
+    assert result.failed == 0 and result.attempted > 0
