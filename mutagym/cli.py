@@ -48,8 +48,8 @@ def cmd_problems(args) -> int:
 
 # ---------------------------------------------------------------------------------- run
 def cmd_run(args) -> int:
-    from mutagym.rewards.comparator import Comparator
     from mutagym.rewards.generators import generate
+    from mutagym.rewards.validity import comparator_for
     from mutagym.runtime import SubmissionError, compile
     from mutagym.substrates.catalog import load_problem
     problem = load_problem(args.problem)
@@ -64,8 +64,7 @@ def cmd_run(args) -> int:
     gen = generate(problem, args.generator, preset=args.shape, seed=args.seed)
     result = kernel.run(gen.inputs, problem.output_specs(gen.dims), gen.dims, problem.scalar_values(),
                         schedule=args.schedule, timeout_s=args.timeout)
-    t = problem.spec.tolerance
-    comparator = Comparator(t.atol, t.rtol, t.matched_ratio)
+    comparator = comparator_for(problem)
     record = {"kernel": args.kernel, "problem": problem.id, "input": gen.id, "backend": kernel.backend,
               "schedule": args.schedule, "outcome": result.outcome, "message": result.message,
               "outputs": {}}

@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 from .attribution import Attribution, attribute
 from .checker import CheckerVersion, crossed, evaluate_source
 from .comparator import Comparator
+from .validity import comparator_for
 from .suites import DetectionReport, bootstrap_interval, detection_rate
 
 __all__ = ["CheckerScore", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
@@ -152,8 +153,7 @@ def load_killmatrix(source: str | os.PathLike | Any) -> KillMatrix:
 
 def _problem_comparator(problem: str) -> Comparator:
     from ..substrates.catalog import load_problem
-    t = load_problem(problem).spec.tolerance
-    return Comparator(atol=t.atol, rtol=t.rtol, matched_ratio=t.matched_ratio)
+    return comparator_for(load_problem(problem))
 
 
 def kill_rule(comparator: Comparator, matrix_comparator: Comparator | None = None) -> tuple[str, float, bool]:

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..runtime import RunCase, SubmissionError, compile
 from ..substrates.catalog import Problem
-from .comparator import Comparator
 from .generators import generate
+from .validity import comparator_for, tolerance_used
 
 VERIFY_GENERATORS = ("uniform01", "normal", "sign_mixed", "large_offset", "affine_perturbed")
 
@@ -52,11 +52,6 @@ class ProblemVerification:
         return not self.failures
 
 
-def comparator_for(problem: Problem) -> Comparator:
-    t = problem.spec.tolerance
-    return Comparator(atol=t.atol, rtol=t.rtol, matched_ratio=t.matched_ratio)
-
-
 #: Fewest verification inputs per problem; more seeds are drawn until it is reached.
 MIN_INPUTS = 20
 
@@ -67,16 +62,6 @@ def verification_inputs(problem: Problem, generators=VERIFY_GENERATORS, min_inpu
     seeds = range(-(-min_inputs // per_seed))
     return [generate(problem, g, preset=p, seed=s)
             for s in seeds for p in problem.preset_names for g in generators]
-
-
-def _tolerance_used(out: np.ndarray, ref: np.ndarray, comparator: Comparator) -> float:
-    o = out.astype(np.float64)
-    finite = np.isfinite(ref)
-    if not finite.any():
-        return 0.0
-    budget = comparator.atol + comparator.rtol * np.abs(ref[finite])
-    err = np.abs(o[finite] - ref[finite])
-    return float(np.max(err / np.maximum(budget, np.finfo(np.float64).tiny)))
 
 
 def verify_problem(problem: Problem, *, backend: str = "cpu", generators=VERIFY_GENERATORS,
@@ -110,7 +95,7 @@ def verify_problem(problem: Problem, *, backend: str = "cpu", generators=VERIFY_
                     report.max_abs = max(report.max_abs, cmp.max_abs)
                     report.max_rel = max(report.max_rel, cmp.max_rel)
                     report.tolerance_used = max(report.tolerance_used,
-                                                _tolerance_used(result.outputs[out_name], expected, comparator))
+                                                tolerance_used(result.outputs[out_name], expected, comparator))
     report.degenerate = degenerate_reasons(problem)
     return report
 
