@@ -1,0 +1,1 @@
+"""The Gymnasium environment, its judging service and the Ray prescreen workers."""

@@ -47,15 +47,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..substrates.catalog import Problem, load_problem
 from .comparator import Comparator
 from .generators import GENERATORS, GeneratedInput, generate, scale_inputs
+from .input_cache import InputCache
 
 __all__ = ["CheckerError", "CheckerVersion", "ComparatorSpec", "InputRef", "InputVerdict",
-           "UnknownCheckerError", "VOLATILE_PROVENANCE", "Verdict", "crossed", "evaluate",
-           "evaluate_source", "list_checkers", "load_checker"]
+           "UnknownCheckerError", "VOLATILE_PROVENANCE", "Verdict", "crossed", "default_checker",
+           "default_checker_name", "evaluate", "evaluate_source", "list_checkers", "load_checker"]
 
 #: Provenance keys left out of the content hash (they change between identical runs).
 VOLATILE_PROVENANCE: tuple[str, ...] = ("date",)
 #: The `format` field of a saved checker version.
 FORMAT = "mutagym.checker/1"
+#: The file in `configs/checkers` that names the default checker.
+DEFAULT_FILE = "DEFAULT"
 
 
 class CheckerError(ValueError):
@@ -225,12 +228,24 @@ def _presets_dir():
 
 
 def list_checkers() -> list[str]:
-    """Names of the checker presets in `configs/checkers`, sorted.
+    """Names of the checkers shipped in `configs/checkers` (presets `.toml`, hardened `.json`), sorted.
 
-    >>> list_checkers()
+    >>> [n for n in list_checkers() if not n.startswith("hardened")]
     ['fuzz', 'kernelbench', 'kernelbench-verified', 'sol-execbench']
     """
-    return sorted(p.name[:-5] for p in _presets_dir().iterdir() if p.name.endswith(".toml"))
+    return sorted(p.name.rsplit(".", 1)[0] for p in _presets_dir().iterdir()
+                  if p.name.endswith((".toml", ".json")))
+
+
+def default_checker_name() -> str:
+    """The name of the checker used wherever none is given: the one `configs/checkers/DEFAULT`
+    names (the committed hardened checker built from the whole catalog)."""
+    return (_presets_dir() / DEFAULT_FILE).read_text().strip()
+
+
+def default_checker() -> CheckerVersion:
+    """The checker used wherever none is given (`load_checker("default")` is the same)."""
+    return load_checker(default_checker_name())
 
 
 def _expand(entries: Any, where: str) -> list[dict[str, Any]]:
@@ -289,6 +304,8 @@ def load_checker(name_or_path: str | os.PathLike) -> CheckerVersion:
     mutagym.rewards.checker.UnknownCheckerError: unknown checker 'kernelbnch'; did you mean 'kernelbench'? ...
     """
     text_name = os.fspath(name_or_path)
+    if text_name == "default":
+        return default_checker()
     path = Path(text_name).expanduser()
     looks_like_path = (isinstance(name_or_path, os.PathLike) or "/" in text_name or os.sep in text_name
                        or text_name.endswith((".json", ".toml")))
@@ -296,6 +313,9 @@ def load_checker(name_or_path: str | os.PathLike) -> CheckerVersion:
         preset = _presets_dir() / f"{text_name}.toml"
         if preset.is_file():
             return checker_from_toml(preset.read_text(), f"preset {text_name!r}")
+        shipped = _presets_dir() / f"{text_name}.json"
+        if shipped.is_file():
+            return load_checker(Path(str(shipped)))
         if not path.is_file():
             known = list_checkers()
             close = difflib.get_close_matches(text_name, known, n=1)
@@ -379,17 +399,18 @@ class Verdict:
 
 
 def _judge(checker: CheckerVersion, problem: Problem, generated: Sequence[GeneratedInput],
-           results: Sequence[Any]) -> Verdict:
+           results: Sequence[Any], references: Sequence[Mapping[str, np.ndarray]] | None = None) -> Verdict:
     comparator = checker.comparator_for(problem)
     scalars = problem.scalar_values()
     per_input: list[InputVerdict] = []
-    for g, result in zip(generated, results):
+    for k, (g, result) in enumerate(zip(generated, results)):
         outcome, outputs, run_message = _unpack(result)
         if outcome != "ok":
             per_input.append(InputVerdict(g.id, False, outcome, float("inf"), float("inf"), 1.0,
                                           f"{outcome}: {run_message}".rstrip(": ")))
             continue
-        reference = problem.reference_outputs(g.inputs, scalars, dims=g.dims)
+        reference = (references[k] if references is not None
+                     else problem.reference_outputs(g.inputs, scalars, dims=g.dims))
         passed, max_abs, max_rel, mismatch, messages = True, 0.0, 0.0, 0.0, []
         for name, expected in reference.items():
             if name not in outputs:
@@ -452,16 +473,19 @@ def evaluate(checker: CheckerVersion, problem: str | Problem,
 
 def evaluate_source(checker: CheckerVersion, problem: str | Problem, source: str, *,
                     backend: str = "cpu", schedule: str = "ascending",
-                    timeout_s: float = 30.0) -> Verdict:
+                    timeout_s: float = 30.0, suite: Sequence[InputRef] | None = None,
+                    cache: InputCache | None = None) -> Verdict:
     """Compile a submission and judge it on every suite input of `problem` in one `run_batch`.
 
-    A submission that does not build gives `outcome="compile_error"` (not accepted) with the
-    compiler's message; infrastructure failures raise `InfrastructureError`.
+    `suite` replaces the checker's suite for this call (fresh seeds of the same generators and
+    shapes); `cache` keeps generated inputs and their references between calls. A submission
+    that does not build gives `outcome="compile_error"` (not accepted) with the compiler's
+    message; infrastructure failures raise `InfrastructureError`.
     """
     from ..runtime import RunCase, SubmissionError, compile
 
     p = _problem(problem)
-    refs = checker.inputs_for(p)
+    refs = list(suite) if suite is not None else checker.inputs_for(p)
     try:
         kernel = compile(source, backend=backend)
     except SubmissionError as err:
@@ -469,8 +493,9 @@ def evaluate_source(checker: CheckerVersion, problem: str | Problem, source: str
                                   "") for r in refs]
         return Verdict(False, "compile_error", checker.version_id, p.id, per_input,
                        f"compile_error: {err}")
-    generated = [ref.generate(p) for ref in refs]
+    made = [(cache or InputCache(budget_bytes=0)).get(p, r) for r in refs]
+    generated, references = [g for g, _ in made], [ref for _, ref in made]
     scalars = p.scalar_values()
     cases = [RunCase(g.inputs, p.output_specs(g.dims), g.dims, scalars) for g in generated]
     results = kernel.run_batch(cases, schedule=schedule, timeout_s=timeout_s)
-    return _judge(checker, p, generated, results)
+    return _judge(checker, p, generated, results, references)

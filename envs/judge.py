@@ -1,0 +1,317 @@
+"""The judging service behind the environment and the trainer reward functions.
+
+`Judge.judge(source, problem)` is the whole reward path of DESIGN.md: parse and statically check
+the text, compile it with NVRTC (the compile gate: what a GPU would accept) and for the backend,
+run the checker (by default the committed hardened one) and turn its verdict into a reward; in
+parallel, Ray workers run the same kernel against the problem's pool of record, and the two are
+joined into `false_accept` / `false_reject`. `judge_many` sends checker runs to the workers too,
+so a trainer's batch is judged in parallel.
+
+Categories and the reward each earns (`RewardShaping`): `source_error` (the text is not a valid
+submission), `compile_error`, `runtime_fault` (memory fault, sync error, timeout, crash, forbidden
+system call, refused launch), `wrong`, `correct`; and `infra_error` when mutagym itself failed, in
+which case the reward says nothing about the kernel (trainers get `None`).
+
+The `LeakageLedger` keeps running totals per checker version: reward given to kernels the pool of
+record rejects (leaked) and reward withheld from kernels it accepts.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..rewards.checker import CheckerVersion, Verdict, default_checker, load_checker
+from ..rewards.input_cache import InputCache
+from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
+from .fresh_seeds import FreshSeedError, FreshSuites
+from .pool import PoolRegistry
+from .prescreen import JudgePool, WorkFailed, WorkTimeout
+
+__all__ = ["CATEGORIES", "Judge", "Judgement", "LeakageLedger", "MAX_SOURCE_CHARS", "RewardShaping"]
+
+CATEGORIES = ("source_error", "compile_error", "runtime_fault", "wrong", "correct", "infra_error")
+#: The longest submission judged; longer texts are a source error (a kernel fits in far less).
+MAX_SOURCE_CHARS = 65536
+_FAULTS = {"memory_fault", "sync_error", "timeout", "crash", "forbidden_syscall", "launch_error"}
+
+
+@dataclass(frozen=True)
+class RewardShaping:
+    """The reward of each category. The default is binary: 1 for correct, 0 otherwise.
+
+    >>> RewardShaping(source_error=-1.0, compile_error=-0.5).reward("compile_error")
+    -0.5
+    """
+
+    source_error: float = 0.0
+    compile_error: float = 0.0
+    runtime_fault: float = 0.0
+    wrong: float = 0.0
+    correct: float = 1.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if not math.isfinite(getattr(self, f.name)):
+                raise ValueError(f"RewardShaping.{f.name} must be a finite number, got {getattr(self, f.name)!r}")
+
+    def reward(self, category: str) -> float:
+        """The reward of `category` (an infrastructure error earns the wrong-answer value)."""
+        return getattr(self, "wrong" if category == "infra_error" else category)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One kernel judged: reward, verdict and the prescreen's view. `info()` is its JSON form."""
+
+    reward: float
+    accepted: bool
+    outcome: str
+    category: str
+    checker: str
+    problem: str
+    message: str = ""
+    infra_error: bool = False
+    inputs: tuple[dict, ...] = ()
+    prescreen: dict | None = None
+
+    def info(self) -> dict[str, Any]:
+        """The deterministic, JSON-able record an episode's `info` carries (no timings)."""
+        return {"verdict": "accept" if self.accepted else "reject", "accepted": self.accepted,
+                "outcome": self.outcome, "category": self.category, "reward": self.reward,
+                "checker": self.checker, "problem": self.problem, "message": self.message,
+                "infra_error": self.infra_error, "inputs": [dict(i) for i in self.inputs],
+                "prescreen": dict(self.prescreen) if self.prescreen is not None else None}
+
+
+@dataclass
+class LeakageLedger:
+    """Running totals per checker version: judged kernels, false accepts and rejects, reward
+    leaked to kernels the pool of record rejects and withheld from kernels it accepts."""
+
+    totals: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def record(self, judgement: Judgement, full_reward: float) -> None:
+        if judgement.infra_error:
+            return
+        t = self.totals.setdefault(judgement.checker, {"judged": 0, "prescreened": 0, "false_accepts": 0,
+                                                       "false_rejects": 0, "leaked_reward": 0.0,
+                                                       "withheld_reward": 0.0})
+        t["judged"] += 1
+        pre = judgement.prescreen or {}
+        if pre.get("pool_accepted") is None:
+            return
+        t["prescreened"] += 1
+        if pre["pool_accepted"] is False:
+            t["leaked_reward"] += judgement.reward if judgement.accepted else 0.0
+            t["false_accepts"] += int(judgement.accepted)
+        else:
+            t["withheld_reward"] += full_reward - judgement.reward
+            t["false_rejects"] += int(not judgement.accepted)
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        return {k: dict(v) for k, v in sorted(self.totals.items())}
+
+
+def _category(verdict: Verdict) -> str:
+    if verdict.accepted:
+        return "correct"
+    if verdict.outcome == "compile_error":
+        return "compile_error"
+    return "runtime_fault" if verdict.outcome in _FAULTS else "wrong"
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _input_summary(verdict: Verdict, suite_refs) -> tuple[dict, ...]:
+    """Per input: generator, shape preset, outcome and errors, never the seed or the arrays."""
+    return tuple({"index": k, "generator": r.generator, "preset": r.preset, "passed": v.passed,
+                  "outcome": v.outcome, "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
+                  "mismatch_ratio": _finite(v.mismatch_ratio)}
+                 for k, (r, v) in enumerate(zip(suite_refs, verdict.inputs)))
+
+
+class Judge:
+    """Judges submissions for problems with one checker version, optionally prescreened.
+
+    Arguments:
+        checker: a `CheckerVersion`, a preset name or a checker file; default: the committed one.
+        prescreen: run every kernel against the pool of record on Ray workers.
+        backend: runtime backend of the checker runs in this process (`auto`: GPU if present).
+        shaping: reward per category.
+        fresh_seeds: redraw the checker's suite at every evaluation (gated; see `fresh_seeds.py`);
+            `secret` seeds the draws (default: random, so unpredictable and not reproducible).
+        workers, address, num_cpus: the Ray pool (see `prescreen.JudgePool`).
+        pool_file: pool of record file (default: the one shipped with mutagym).
+    """
+
+    def __init__(self, checker: CheckerVersion | str | None = None, *, prescreen: bool = True,
+                 backend: str = "auto", shaping: RewardShaping | None = None, fresh_seeds: bool = False,
+                 secret: int | str | bytes | None = None, workers: int | None = None,
+                 address: str | None = None, num_cpus: int | None = None, timeout_s: float = 300.0,
+                 pool_file: str | None = None):
+        from ..runtime.cuda_backend import cuda_available
+        self.checker = checker if isinstance(checker, CheckerVersion) else (
+            load_checker(checker) if checker else default_checker())
+        self.backend = ("cuda" if cuda_available() else "cpu") if backend == "auto" else backend
+        self.shaping = shaping or RewardShaping()
+        self.prescreen = prescreen
+        self.cache = InputCache()
+        self.fresh = (FreshSuites(secrets.randbits(64) if secret is None else secret, backend=self.backend,
+                                  cache=self.cache) if fresh_seeds else None)
+        self.pools = PoolRegistry(pool_file, backend=self.backend)
+        self.workers = JudgePool(workers=workers, address=address, num_cpus=num_cpus, timeout_s=timeout_s)
+        self.leakage = LeakageLedger()
+
+    @property
+    def checker_id(self) -> str:
+        return self.checker.version_id
+
+    def close(self) -> None:
+        self.workers.close()
+
+    # ------------------------------------------------------------------ one kernel
+    def judge(self, source: str, problem: str) -> Judgement:
+        """Judge one submission for `problem` (checker here, prescreen on the workers)."""
+        return self._judge_all([(source, problem)], checker_on_workers=False)[0]
+
+    def judge_many(self, items: Sequence[tuple[str, str]]) -> list[Judgement]:
+        """Judge `(source, problem)` pairs, checker runs and prescreens all on the workers."""
+        return self._judge_all(list(items), checker_on_workers=True)
+
+    def _judge_all(self, items: list[tuple[str, str]], checker_on_workers: bool) -> list[Judgement]:
+        from ..substrates.catalog import load_problem
+        for _, problem in items:
+            load_problem(problem)       # an unknown id is the caller's error, named before any work
+        early = [self._screen_source(source, problem) for source, problem in items]
+        suites = [None if e is not None else self._suite(problem) for e, (_, problem) in zip(early, items)]
+        pending = []
+        for (source, problem), e, suite in zip(items, early, suites):
+            if e is not None or isinstance(suite, Judgement):
+                pending.append(None)
+                continue
+            pending.append(self._submit(source, problem, suite, checker_on_workers))
+        out = []
+        for (source, problem), e, suite, handles in zip(items, early, suites, pending):
+            if e is not None:
+                out.append(e)
+            elif isinstance(suite, Judgement):
+                out.append(suite)
+            else:
+                out.append(self._finish(source, problem, suite, handles))
+        for j in out:
+            self.leakage.record(j, self.shaping.correct)
+        return out
+
+    def _fail(self, category: str, problem: str, message: str, outcome: str | None = None) -> Judgement:
+        return Judgement(self.shaping.reward(category), False, outcome or category, category,
+                         self.checker_id, problem, message, infra_error=category == "infra_error")
+
+    def _screen_source(self, source: Any, problem: str) -> Judgement | None:
+        """Parse, check and NVRTC-compile; a Judgement when the text goes no further."""
+        from ..runtime.nvrtc import nvrtc_compile
+        from ..runtime.submission import parse_submission
+        if not isinstance(source, str):
+            return self._fail("source_error", problem, f"a submission is a text, got {type(source).__name__}")
+        if len(source) > MAX_SOURCE_CHARS:
+            return self._fail("source_error", problem, f"the submission has {len(source)} characters; "
+                              f"at most {MAX_SOURCE_CHARS} are judged")
+        try:
+            parse_submission(source)
+            nvrtc_compile(source)
+        except CompileError as err:
+            return self._fail("compile_error", problem, f"NVRTC: {err}")
+        except SubmissionError as err:
+            return self._fail("source_error", problem, str(err))
+        except InfrastructureError as err:
+            return self._fail("infra_error", problem, f"compile gate unavailable: {err}")
+        return None
+
+    def _suite(self, problem: str):
+        if self.fresh is None:
+            return list(self.checker.inputs_for(problem))
+        try:
+            return self.fresh.draw(self.checker, problem)
+        except (FreshSeedError, InfrastructureError) as err:
+            return self._fail("infra_error", problem, f"fresh seeds: {err}")
+
+    def _submit(self, source: str, problem: str, suite, checker_on_workers: bool) -> dict:
+        handles: dict[str, Any] = {}
+        if self.prescreen:
+            try:
+                pool = self.pools.get(problem)
+                handles["pool"] = pool
+                handles["prescreen"] = [self.workers.submit(pool.checker(), problem, source, schedule=s)
+                                        for s in pool.schedules]
+            except Exception as err:  # noqa: BLE001 - a cluster that cannot start is reported, not raised
+                handles["prescreen_error"] = f"{type(err).__name__}: {err}"
+        if checker_on_workers:
+            try:
+                handles["checker"] = self.workers.submit(self.checker, problem, source, suite=suite)
+            except Exception as err:  # noqa: BLE001
+                handles["checker_error"] = f"{type(err).__name__}: {err}"
+        return handles
+
+    def _finish(self, source: str, problem: str, suite, handles: dict) -> Judgement:
+        from ..rewards.checker import evaluate_source
+        if "checker_error" in handles:
+            verdict: Any = WorkFailed(handles["checker_error"])
+        elif "checker" in handles:
+            verdict = self.workers.gather([handles["checker"]])[0]
+        else:
+            try:
+                verdict = evaluate_source(self.checker, problem, source, backend=self.backend, suite=suite,
+                                          cache=self.cache)
+            except InfrastructureError as err:
+                verdict = WorkFailed(f"InfrastructureError: {err}")
+        prescreen = self._prescreen(handles)
+        if not isinstance(verdict, Verdict):
+            why = (f"the checker run took over {verdict.seconds:g} s" if isinstance(verdict, WorkTimeout)
+                   else verdict.message)
+            return Judgement(self.shaping.reward("infra_error"), False, "infra_error", "infra_error",
+                             self.checker_id, problem, why, True, (), prescreen)
+        category = _category(verdict)
+        if prescreen is not None and prescreen.get("pool_accepted") is not None:
+            prescreen["false_accept"] = verdict.accepted and not prescreen["pool_accepted"]
+            prescreen["false_reject"] = (not verdict.accepted) and prescreen["pool_accepted"]
+        return Judgement(self.shaping.reward(category), verdict.accepted, verdict.outcome, category,
+                         self.checker_id, problem, _scrub(verdict.message, suite, problem), False,
+                         _input_summary(verdict, suite), prescreen)
+
+    def _prescreen(self, handles: dict) -> dict | None:
+        """The prescreen's report: pool size, failures, the nearest mutant; `status` says whether
+        it ran (`ok`), timed out or failed; false accept/reject are filled in by `_finish`."""
+        if not self.prescreen:
+            return None
+        report: dict[str, Any] = {"status": "ok", "pool_size": 0, "pool_failures": 0, "pool_accepted": None,
+                                  "false_accept": None, "false_reject": None, "nearest_mutant": None,
+                                  "message": ""}
+        if "prescreen_error" in handles:
+            report.update(status="failed", message=handles["prescreen_error"])
+            return report
+        pool = handles["pool"]
+        report["pool_size"] = len(pool.input_ids)
+        results = self.workers.gather(handles["prescreen"])
+        trouble = [r for r in results if not isinstance(r, Verdict)]
+        if trouble:
+            first = trouble[0]
+            report.update(status="timeout" if isinstance(first, WorkTimeout) else "failed",
+                          message=(f"over {first.seconds:g} s" if isinstance(first, WorkTimeout)
+                                   else first.message))
+            return report
+        failing = sorted({v.input_id for r in results for v in r.inputs if not v.passed})
+        report.update(pool_failures=len(failing), pool_accepted=all(r.accepted for r in results),
+                      nearest_mutant=pool.nearest_mutant(failing))
+        return report
+
+
+def _scrub(message: str, suite, problem: str) -> str:
+    """The verdict's message with each input id replaced by its position (seeds stay hidden)."""
+    for k, ref in enumerate(suite):
+        message = message.replace(ref.id_for(problem), f"#{k} ({ref.preset} shape)")
+    return message

@@ -1,0 +1,219 @@
+"""The pool of record a prescreen judges against: every valid input we own for a problem, plus
+the kill signatures of its mutants (which inputs kill which mutant) to name the nearest one.
+
+Where a problem's pool comes from, in order:
+
+1. a pool file written from a kill matrix (`pools_from_killmatrix` + `save_pools`); the one built
+   from the whole catalog ships as `configs/pools/catalog.json.gz` and is the default;
+2. otherwise the validity gate itself: every generator x shape preset x seed 0 (the kill matrix's
+   candidate set), kept when every correct kernel passes it in both schedules. This has no
+   mutant signatures, so `nearest_mutant` is None; the result is cached on disk by the content of
+   the problem's folder and the generators, so it is computed once per machine.
+
+A pool file is gzip JSON: `{"format", "killmatrix_hash", "schedules", "problems": {id: {"inputs":
+[input ids], "comparator": {...}, "mutants": [[id, rule, family, [indices of killing inputs]]]}}}`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef
+from ..rewards.generators import GENERATORS, parse_input_id
+from ..rewards.validity import check_validity, comparator_for
+from ..substrates.catalog import Problem, load_problem
+
+__all__ = ["FORMAT", "MutantSignature", "PoolRegistry", "ProblemPool", "default_pool_file",
+           "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools"]
+
+FORMAT = "mutagym.pool-of-record/1"
+#: The schedules a pool judges under (the kill matrix's defaults).
+SCHEDULES = ("ascending", "descending")
+
+
+@dataclass(frozen=True)
+class MutantSignature:
+    """A mutant of the kill matrix reduced to what a prescreen compares with: the valid inputs
+    that kill it (in any schedule)."""
+
+    id: str
+    rule: str
+    family: str
+    kills: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ProblemPool:
+    """One problem's pool of record: inputs, the problem's own comparator, mutant signatures."""
+
+    problem: str
+    inputs: tuple[InputRef, ...]
+    comparator: ComparatorSpec
+    schedules: tuple[str, ...] = SCHEDULES
+    mutants: tuple[MutantSignature, ...] = ()
+    origin: str = ""
+    input_ids: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "input_ids", tuple(r.id_for(self.problem) for r in self.inputs))
+
+    def checker(self) -> CheckerVersion:
+        """The pool as a checker version (what each prescreen run judges with)."""
+        return CheckerVersion(name="pool-of-record", description=f"every valid input of {self.problem}",
+                              source="envs.pool", suites={self.problem: list(self.inputs)},
+                              comparator=self.comparator, provenance={"origin": self.origin})
+
+    def nearest_mutant(self, failing: Iterable[str]) -> dict | None:
+        """The mutant whose kill signature is closest (Jaccard) to the inputs a kernel fails.
+
+        None when the kernel fails nothing or the pool has no signatures. Ties go to the mutant
+        id that sorts first, so the answer is deterministic.
+
+        >>> pool = ProblemPool("relu", (), ComparatorSpec(atol=0, rtol=0), mutants=(
+        ...     MutantSignature("m1", "drop-relu", "input_domain", frozenset({"a", "b"})),
+        ...     MutantSignature("m2", "off-by-one", "boundary", frozenset({"c"}))))
+        >>> pool.nearest_mutant({"a"})["rule"], pool.nearest_mutant(set())
+        ('drop-relu', None)
+        """
+        failing = frozenset(failing)
+        if not failing or not self.mutants:
+            return None
+
+        def similarity(m: MutantSignature) -> float:
+            union = len(failing | m.kills)
+            return len(failing & m.kills) / union if union else 0.0
+
+        best = min(self.mutants, key=lambda m: (-similarity(m), m.id))
+        return {"mutant": best.id, "rule": best.rule, "family": best.family,
+                "similarity": round(similarity(best), 6)}
+
+
+# ------------------------------------------------------------------------- from a kill matrix
+def pools_from_killmatrix(km) -> dict[str, ProblemPool]:
+    """Every problem's pool from a kill matrix (`rewards.scoring.KillMatrix` or its folder)."""
+    from ..rewards.scoring import load_killmatrix
+    km = km if hasattr(km, "valid_inputs") else load_killmatrix(km)
+    schedules = tuple(km.manifest.get("settings", {}).get("schedules") or SCHEDULES)
+    origin = f"killmatrix:{km.content_hash()[:16]}"
+    pools = {}
+    for problem, ids in sorted(km.valid_inputs.items()):
+        valid = set(ids)
+        mutants = tuple(MutantSignature(m["mutant_id"], m["rule"] or "", m["family"] or "",
+                                        frozenset(w for w in (m["witnesses"] or []) if w in valid))
+                        for m in sorted(km.mutants, key=lambda m: m["mutant_id"])
+                        if m["problem"] == problem and m["witnessed"])
+        c = comparator_for(load_problem(problem))
+        pools[problem] = ProblemPool(problem, tuple(_ref(i) for i in ids),
+                                     ComparatorSpec(atol=c.atol, rtol=c.rtol, matched_ratio=c.matched_ratio),
+                                     schedules, mutants, origin)
+    return pools
+
+
+def _ref(input_id: str) -> InputRef:
+    _, generator, preset, seed = parse_input_id(input_id)
+    return InputRef(generator=generator, preset=preset, seed=seed)
+
+
+def save_pools(pools: Mapping[str, ProblemPool], path: str | os.PathLike) -> Path:
+    """Write `pools` as one gzip JSON file (deterministic bytes: no timestamps, sorted keys)."""
+    origins = sorted({p.origin for p in pools.values()})
+    doc = {"format": FORMAT, "origin": origins[0] if len(origins) == 1 else origins,
+           "problems": {pid: _pool_doc(p) for pid, p in sorted(pools.items())}}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as gz:
+        gz.write(data)
+    os.replace(tmp, path)
+    return path
+
+
+def _pool_doc(p: ProblemPool) -> dict:
+    index = {iid: k for k, iid in enumerate(p.input_ids)}
+    return {"inputs": list(p.input_ids), "comparator": p.comparator.model_dump(), "schedules": list(p.schedules),
+            "origin": p.origin,
+            "mutants": [[m.id, m.rule, m.family, sorted(index[i] for i in m.kills)] for m in p.mutants]}
+
+
+def load_pools(path: str | os.PathLike) -> dict[str, ProblemPool]:
+    """Read a pool file written by `save_pools`; a malformed one raises ValueError naming it."""
+    path = Path(path)
+    try:
+        doc = json.loads(gzip.decompress(path.read_bytes()))
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"format {doc.get('format')!r}, expected {FORMAT!r}")
+        pools = {}
+        for pid, d in doc["problems"].items():
+            ids = d["inputs"]
+            mutants = tuple(MutantSignature(mid, rule, family, frozenset(ids[k] for k in kills))
+                            for mid, rule, family, kills in d["mutants"])
+            pools[pid] = ProblemPool(pid, tuple(_ref(i) for i in ids), ComparatorSpec(**d["comparator"]),
+                                     tuple(d["schedules"]), mutants, d.get("origin", ""))
+        return pools
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"pool file {str(path)!r} cannot be read: {err}") from err
+
+
+def default_pool_file() -> Path | None:
+    """The pool file shipped with mutagym (built from the whole catalog's kill matrix), if any."""
+    path = Path(str(resources.files("mutagym.configs") / "pools" / "catalog.json.gz"))
+    return path if path.is_file() else None
+
+
+# ------------------------------------------------------------------------- from the validity gate
+def _gate_key(problem: Problem, schedules: tuple[str, ...]) -> str:
+    """What a gated pool depends on: the problem's folder, the generators, the schedules."""
+    from ..rewards import generators
+    h = hashlib.sha256(json.dumps([FORMAT, problem.id, list(schedules)]).encode())
+    for path in sorted(Path(problem.folder).rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    h.update(Path(generators.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def gated_pool(problem: str | Problem, *, backend: str = "cpu",
+               schedules: tuple[str, ...] = SCHEDULES) -> ProblemPool:
+    """The pool of a problem no pool file covers: every candidate input (each generator x each
+    shape preset, seed 0) that every correct kernel passes in every schedule. Cached on disk."""
+    from ..runtime.toolchain import cache_dir
+    p = problem if isinstance(problem, Problem) else load_problem(problem)
+    cache = cache_dir() / "pools" / f"{p.id}-{_gate_key(p, schedules)}.json.gz"
+    if cache.is_file():
+        try:
+            return load_pools(cache)[p.id]
+        except (ValueError, KeyError):
+            cache.unlink(missing_ok=True)    # a torn or stale file: compute again
+    refs = [InputRef(generator=g, preset=preset) for g in GENERATORS for preset in p.preset_names]
+    verdicts = check_validity(p, [r.generate(p) for r in refs], backend=backend, schedules=schedules)
+    c = comparator_for(p)
+    valid = sorted((r for r, v in zip(refs, verdicts) if v.valid), key=lambda r: r.id_for(p))
+    pool = ProblemPool(p.id, tuple(valid), ComparatorSpec(atol=c.atol, rtol=c.rtol,
+                                                          matched_ratio=c.matched_ratio),
+                       tuple(schedules), (), "validity-gate")
+    save_pools({p.id: pool}, cache)
+    return pool
+
+
+class PoolRegistry:
+    """Pools by problem: from a pool file when it covers the problem, else the validity gate."""
+
+    def __init__(self, pool_file: str | os.PathLike | None = None, *, backend: str = "cpu"):
+        path = Path(pool_file) if pool_file else default_pool_file()
+        self.pool_file = path
+        self._pools: dict[str, ProblemPool] = load_pools(path) if path else {}
+        self.backend = backend
+
+    def get(self, problem: str) -> ProblemPool:
+        if problem not in self._pools:
+            self._pools[problem] = gated_pool(problem, backend=self.backend)
+        return self._pools[problem]
