@@ -18,8 +18,11 @@ record rejects (leaked) and reward withheld from kernels it accepts.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import math
 import secrets
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -116,6 +119,26 @@ class LeakageLedger:
         return {k: dict(v) for k, v in sorted(self.totals.items())}
 
 
+class _Memo:
+    """A small LRU map: judgements are deterministic functions of (text, problem, checker, pool),
+    so a text judged before is answered from here (RL policies resubmit identical texts often)."""
+
+    def __init__(self, size: int = 4096):
+        self.size, self._items = size, OrderedDict()
+
+    def get(self, key):
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        return None
+
+    def put(self, key, value) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
 def _category(verdict: Verdict) -> str:
     if verdict.accepted:
         return "correct"
@@ -147,7 +170,7 @@ class Judge:
         fresh_seeds: redraw the checker's suite at every evaluation (gated; see `fresh_seeds.py`);
             `secret` seeds the draws (default: random, so unpredictable and not reproducible).
         workers, address, num_cpus: the Ray pool (see `prescreen.JudgePool`).
-        pool_file: pool of record file (default: the one shipped with mutagym).
+        pool_file: pool of record file or kill-matrix folder (default: the one shipped with mutagym).
     """
 
     def __init__(self, checker: CheckerVersion | str | None = None, *, prescreen: bool = True,
@@ -167,6 +190,8 @@ class Judge:
         self.pools = PoolRegistry(pool_file, backend=self.backend)
         self.workers = JudgePool(workers=workers, address=address, num_cpus=num_cpus, timeout_s=timeout_s)
         self.leakage = LeakageLedger()
+        self._judged = _Memo()        # (text sha, problem) -> Judgement; not with fresh seeds
+        self._prescreened = _Memo()   # (text sha, problem) -> prescreen report
 
     @property
     def checker_id(self) -> str:
@@ -188,23 +213,27 @@ class Judge:
         from ..substrates.catalog import load_problem
         for _, problem in items:
             load_problem(problem)       # an unknown id is the caller's error, named before any work
-        early = [self._screen_source(source, problem) for source, problem in items]
-        suites = [None if e is not None else self._suite(problem) for e, (_, problem) in zip(early, items)]
-        pending = []
-        for (source, problem), e, suite in zip(items, early, suites):
-            if e is not None or isinstance(suite, Judgement):
-                pending.append(None)
+        keys = [(hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest() if isinstance(s, str) else None, p)
+                for s, p in items]
+        out: list[Judgement | None] = [None] * len(items)
+        pending = {}
+        for k, ((source, problem), key) in enumerate(zip(items, keys)):
+            known = self._judged.get(key) if self.fresh is None else None
+            if known is not None:
+                out[k] = known
                 continue
-            pending.append(self._submit(source, problem, suite, checker_on_workers))
-        out = []
-        for (source, problem), e, suite, handles in zip(items, early, suites, pending):
-            if e is not None:
-                out.append(e)
-            elif isinstance(suite, Judgement):
-                out.append(suite)
-            else:
-                out.append(self._finish(source, problem, suite, handles))
-        for j in out:
+            early = self._screen_source(source, problem)
+            suite = self._suite(problem) if early is None else None
+            if early is not None or isinstance(suite, Judgement):
+                out[k] = early or suite
+                continue
+            pending[k] = (suite, self._submit(source, problem, key, suite, checker_on_workers))
+        for k, (suite, handles) in pending.items():
+            source, problem = items[k]
+            out[k] = self._finish(source, problem, keys[k], suite, handles)
+        for j, key in zip(out, keys):
+            if self.fresh is None and not j.infra_error and (j.prescreen is None or j.prescreen["status"] == "ok"):
+                self._judged.put(key, j)
             self.leakage.record(j, self.shaping.correct)
         return out
 
@@ -240,9 +269,11 @@ class Judge:
         except (FreshSeedError, InfrastructureError) as err:
             return self._fail("infra_error", problem, f"fresh seeds: {err}")
 
-    def _submit(self, source: str, problem: str, suite, checker_on_workers: bool) -> dict:
+    def _submit(self, source: str, problem: str, key, suite, checker_on_workers: bool) -> dict:
         handles: dict[str, Any] = {}
-        if self.prescreen:
+        if self.prescreen and self._prescreened.get(key) is not None:
+            handles["prescreen_known"] = copy.deepcopy(self._prescreened.get(key))
+        elif self.prescreen:
             try:
                 pool = self.pools.get(problem)
                 handles["pool"] = pool
@@ -257,7 +288,7 @@ class Judge:
                 handles["checker_error"] = f"{type(err).__name__}: {err}"
         return handles
 
-    def _finish(self, source: str, problem: str, suite, handles: dict) -> Judgement:
+    def _finish(self, source: str, problem: str, key, suite, handles: dict) -> Judgement:
         from ..rewards.checker import evaluate_source
         if "checker_error" in handles:
             verdict: Any = WorkFailed(handles["checker_error"])
@@ -269,7 +300,9 @@ class Judge:
                                           cache=self.cache)
             except InfrastructureError as err:
                 verdict = WorkFailed(f"InfrastructureError: {err}")
-        prescreen = self._prescreen(handles)
+        prescreen = handles.get("prescreen_known") or self._prescreen(handles)
+        if prescreen is not None and prescreen["status"] == "ok" and "prescreen_known" not in handles:
+            self._prescreened.put(key, copy.deepcopy(prescreen))
         if not isinstance(verdict, Verdict):
             why = (f"the checker run took over {verdict.seconds:g} s" if isinstance(verdict, WorkTimeout)
                    else verdict.message)

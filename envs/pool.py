@@ -205,12 +205,18 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
 
 
 class PoolRegistry:
-    """Pools by problem: from a pool file when it covers the problem, else the validity gate."""
+    """Pools by problem: from a pool file (or a kill-matrix folder) when it covers the problem,
+    else the validity gate."""
 
     def __init__(self, pool_file: str | os.PathLike | None = None, *, backend: str = "cpu"):
         path = Path(pool_file) if pool_file else default_pool_file()
         self.pool_file = path
-        self._pools: dict[str, ProblemPool] = load_pools(path) if path else {}
+        if path is None:
+            self._pools: dict[str, ProblemPool] = {}
+        elif path.is_dir():
+            self._pools = pools_from_killmatrix(path)
+        else:
+            self._pools = load_pools(path)
         self.backend = backend
 
     def get(self, problem: str) -> ProblemPool:

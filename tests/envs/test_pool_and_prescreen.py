@@ -75,6 +75,8 @@ def test_judge_reports_the_nearest_mutant_of_a_wrong_kernel(relu_pool_file):
         assert j.accepted and j.prescreen["false_accept"] is True
         assert j.prescreen["nearest_mutant"]["rule"] == "drop-relu"
         assert j.prescreen["pool_size"] == len(load_pools(relu_pool_file)["relu"].input_ids)
+        assert judge.judge(wrong, "relu") == j                         # the same text: remembered
+        assert judge.leakage.as_dict()[judge.checker_id]["false_accepts"] == 2     # and counted again
     finally:
         judge.close()
 
