@@ -22,6 +22,7 @@ import copy
 import hashlib
 import math
 import secrets
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
@@ -192,6 +193,7 @@ class Judge:
         self.leakage = LeakageLedger()
         self._judged = _Memo()        # (text sha, problem) -> Judgement; not with fresh seeds
         self._prescreened = _Memo()   # (text sha, problem) -> prescreen report
+        self._lock = threading.RLock()  # callers' threads (verl's reward workers) take turns
 
     @property
     def checker_id(self) -> str:
@@ -203,11 +205,13 @@ class Judge:
     # ------------------------------------------------------------------ one kernel
     def judge(self, source: str, problem: str) -> Judgement:
         """Judge one submission for `problem` (checker here, prescreen on the workers)."""
-        return self._judge_all([(source, problem)], checker_on_workers=False)[0]
+        with self._lock:
+            return self._judge_all([(source, problem)], checker_on_workers=False)[0]
 
     def judge_many(self, items: Sequence[tuple[str, str]]) -> list[Judgement]:
         """Judge `(source, problem)` pairs, checker runs and prescreens all on the workers."""
-        return self._judge_all(list(items), checker_on_workers=True)
+        with self._lock:
+            return self._judge_all(list(items), checker_on_workers=True)
 
     def _judge_all(self, items: list[tuple[str, str]], checker_on_workers: bool) -> list[Judgement]:
         from ..substrates.catalog import load_problem
@@ -298,8 +302,8 @@ class Judge:
             try:
                 verdict = evaluate_source(self.checker, problem, source, backend=self.backend, suite=suite,
                                           cache=self.cache)
-            except InfrastructureError as err:
-                verdict = WorkFailed(f"InfrastructureError: {err}")
+            except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
+                verdict = WorkFailed(f"{type(err).__name__}: {err}")
         prescreen = handles.get("prescreen_known") or self._prescreen(handles)
         if prescreen is not None and prescreen["status"] == "ok" and "prescreen_known" not in handles:
             self._prescreened.put(key, copy.deepcopy(prescreen))

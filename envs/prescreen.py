@@ -12,12 +12,14 @@ Failures stay apart:
   fresh process (`max_restarts`, `max_task_retries`), so a step still gets its result;
 * a call that does not finish within `timeout_s` comes back as `WorkTimeout`, and anything else
   that went wrong as `WorkFailed` (with the cause's text): never an exception out of `gather`.
-On a cluster with GPUs the actors hold one GPU each and run the `cuda` backend.
+On a cluster with GPUs there is one actor per GPU, running the `cuda` backend.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +28,8 @@ from ..mutants.ray_pool import RayPool
 from ..rewards.checker import CheckerVersion, InputRef, Verdict, evaluate_source
 
 __all__ = ["JudgePool", "WorkFailed", "WorkTimeout"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -81,19 +85,26 @@ class JudgePool:
         self._cluster: RayPool | None = None
         self._actors: list = []
         self._in_flight: dict = {}
+        self._lock = threading.Lock()
         self.backend = "cpu"
 
     # ------------------------------------------------------------------ lifecycle
     def _start(self) -> None:
-        if self._actors:
-            return
+        with self._lock:
+            if not self._actors:
+                self._start_locked()
+
+    def _start_locked(self) -> None:
         import ray
         self._cluster = RayPool(address=self.address, num_cpus=self.num_cpus, progress=False).__enter__()
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
         self.backend = "cuda" if gpus else "cpu"
         count = self.workers or max(1, gpus or int(resources.get("CPU", 1)))
-        options = {"num_cpus": 0 if gpus else 1, "num_gpus": 1 if gpus else 0,
+        # Actors reserve no CPU: two pools in one process (a second reward function, a trainer's
+        # own Ray cluster) must never starve each other waiting for CPUs an idle actor holds.
+        # On GPUs an actor asks for a quarter of one (its device), for the same reason.
+        options = {"num_cpus": 0, "num_gpus": 0.25 if gpus else 0,
                    "max_restarts": self.max_restarts, "max_task_retries": self.max_restarts}
         actor_class = ray.remote(_Worker)
         self._actors = [actor_class.options(**options).remote(self.backend) for _ in range(count)]
@@ -151,7 +162,7 @@ class JudgePool:
             except GetTimeoutError:
                 results.append(WorkTimeout(self.timeout_s))
             except RayError as err:
-                text = " ".join(str(err).split())[:300]
+                text = " ".join(_ANSI.sub("", str(err)).split())[:300]
                 results.append(WorkFailed(f"{type(err).__name__}: {text}"))
             finally:
                 self._in_flight[k] -= 1
