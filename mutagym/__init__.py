@@ -17,3 +17,26 @@ def _register_envs() -> None:
 
 
 _register_envs()
+
+#: The public API, imported on first use (so `import mutagym` stays light): name -> module.
+_EXPORTS = {
+    "compile": "mutagym.runtime",
+    "load_problem": "mutagym.substrates.catalog",
+    "list_problems": "mutagym.substrates.catalog",
+    "load_checker": "mutagym.rewards.checker",
+    "default_checker": "mutagym.rewards.checker",
+    "KernelTaskEnv": "mutagym.envs.kernel_task",
+    "Judge": "mutagym.envs.judge",
+    "RewardShaping": "mutagym.envs.judge",
+    "trl_reward": "mutagym.rewards.trainer",
+    "verl_compute_score": "mutagym.rewards.trainer",
+    "score": "mutagym.rewards.trainer",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'mutagym' has no attribute {name!r}")

@@ -186,3 +186,12 @@ def test_source_limit_is_the_action_space_limit():
     assert env.action_space.contains(RELU) and not env.action_space.contains("\x00")
     assert np.isscalar(MAX_SOURCE_CHARS)
     env.close()
+
+
+def test_import_mutagym_registers_both_ids_and_exports_the_api():
+    import mutagym.rewards.trainer as trainer
+    assert {"mutagym/KernelTask-v0", "mutagym/KernelTaskMultiTurn-v0"} <= set(gym.registry)
+    assert gym.spec("mutagym/KernelTaskMultiTurn-v0").kwargs["max_turns"] == 4
+    assert mutagym.trl_reward is trainer.trl_reward and mutagym.KernelTaskEnv is KernelTaskEnv
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        mutagym.nope
