@@ -1,10 +1,11 @@
 """The kill matrix: mutants x valid inputs x thread schedules -> outcome, on Ray.
 
-For each problem the driver generates the candidate inputs (generators x presets x seeds), runs
-the validity gate (`rewards.validity`) against the fp64 reference, and puts the valid inputs and
-their references in Ray's object store once. One Ray task per mutant (or per `inputs_per_task`
-chunk) compiles the mutant once and runs its inputs in one batch per schedule. Each cell gets one
-outcome:
+One Ray task per problem generates the candidate inputs (generators x presets x seeds) and runs
+the validity gate (`rewards.validity`) against the fp64 reference; the driver puts the valid inputs
+and their references in Ray's object store once. One Ray task per mutant (or per `inputs_per_task`
+chunk) compiles the mutant once and runs its inputs in one batch (buffers laid out once, one run
+per schedule); a schedule whose outputs are bitwise those of an earlier one copies that cell's
+comparison. Each cell gets one outcome:
 
 | outcome | meaning |
 | --- | --- |
@@ -211,8 +212,9 @@ def _finite(x: float) -> float | None:
 
 
 def run_task(task: _Task, bundles: dict) -> dict:
-    """Run one task on a worker: compile the mutant once, run its cells; kernel faults are outcomes."""
-    from ..rewards.comparator import Comparator
+    """Run one task on a worker: compile the mutant once, run its cells; kernel faults are outcomes.
+    A task's schedules run over the union of its inputs (they differ only on a resumed run)."""
+    from ..rewards.comparator import Comparator, identical
     from ..runtime import SubmissionError, compile
     from ..runtime.errors import LaunchError
 
@@ -232,37 +234,44 @@ def run_task(task: _Task, bundles: dict) -> dict:
         for schedule, idx in task.cells:
             rows += [_cell(task.mutant_id, ids[i], schedule, "compile_error", message=msg) for i in idx]
         return {"rows": rows, "worker": worker_label()}
+    schedules = [s for s, _ in task.cells]
+    union = sorted({i for _, idx in task.cells for i in idx})
+    try:
+        runs = kernel.run_schedules([cases[i] for i in union], schedules, timeout_s=task.timeout_s)
+        runs = {s: dict(zip(union, results)) for s, results in runs.items()}
+    except (LaunchError, SubmissionError):
+        runs = {s: {} for s in schedules}
+        for i in union:   # isolate the case whose launch plan is refused
+            try:
+                for s, [result] in kernel.run_schedules([cases[i]], schedules, timeout_s=task.timeout_s).items():
+                    runs[s][i] = result
+            except (LaunchError, SubmissionError) as err:
+                for s in schedules:
+                    runs[s][i] = str(err).strip().splitlines()[0]
+    first_run: dict[int, tuple[dict, dict]] = {}   # input index -> (outputs, cell) of its first schedule
     for schedule, idx in task.cells:
-        try:
-            results = kernel.run_batch([cases[i] for i in idx], schedule=schedule, timeout_s=task.timeout_s)
-        except (LaunchError, SubmissionError):
-            results = []
-            for i in idx:   # isolate the case whose launch plan is refused
-                try:
-                    results.append(kernel.run_batch([cases[i]], schedule=schedule, timeout_s=task.timeout_s)[0])
-                except (LaunchError, SubmissionError) as err:
-                    results.append(str(err).strip().splitlines()[0])
-        for i, result in zip(idx, results):
+        for i in idx:
+            result = runs[schedule][i]
             if isinstance(result, str):
                 rows.append(_cell(task.mutant_id, ids[i], schedule, "launch_error", message=result))
             elif not result.ok:
                 rows.append(_cell(task.mutant_id, ids[i], schedule, result.outcome, message=result.message))
+            elif i in first_run and identical(first_run[i][0], result.outputs):
+                rows.append({**first_run[i][1], "schedule": schedule})
             else:
                 rows.append(_compare(task.mutant_id, ids[i], schedule, result.outputs, refs[i], comparator))
+                first_run.setdefault(i, (result.outputs, rows[-1]))
     return {"rows": rows, "worker": worker_label()}
 
 
 def _compare(mutant_id, input_id, schedule, outputs, refs, comparator) -> dict:
-    from ..rewards.comparator import tolerance_needed
-
     killed, messages = False, []
     max_abs = max_rel = mismatch = need = need_p99 = 0.0
     for name, expected in refs.items():
-        c = comparator.compare(outputs[name], expected)
+        c, (n1, n99) = comparator.measure(outputs[name], expected, (1.0, 0.99))
         max_abs, max_rel = max(max_abs, c.max_abs), max(max_rel, c.max_rel)
         mismatch = max(mismatch, c.mismatch_ratio)
-        need = max(need, tolerance_needed(outputs[name], expected))
-        need_p99 = max(need_p99, tolerance_needed(outputs[name], expected, 0.99))
+        need, need_p99 = max(need, n1), max(need_p99, n99)
         if not c.passed:
             killed = True
             messages.append(f"{name}: {c.message}" if len(refs) > 1 else c.message)
@@ -386,8 +395,6 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
     Raises `ray_pool.TaskFailedError` / `WorkerLostError` (naming the mutant, inputs and worker)
     when a task cannot be completed; every finished task is already stored, so a rerun resumes.
     """
-    from ..substrates.catalog import load_problem
-
     settings = settings or KillMatrixSettings()
     records = sorted(as_records(mutants), key=lambda m: m.id)
     out = Path(settings.out)
@@ -397,11 +404,36 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
         Path(settings.pid_dir).mkdir(parents=True, exist_ok=True)
 
     problems = sorted({m.problem for m in records})
-    input_rows, bundles = [], {}
-    for pid in problems:
-        rows, bundles[pid] = _gate(load_problem(pid), settings)
-        input_rows += rows
+    pool_args = dict(address=settings.address, num_cpus=settings.num_cpus, max_retries=settings.max_retries,
+                     progress=settings.progress)
+    with RayPool(**pool_args, description="validity gate (problems)") as pool:
+        import ray
+        # one task per problem: the gate of a problem costs as much as a few mutants
+        input_rows, gated = [], {}
+        for i, (rows, bundle) in pool.map_unordered(_gate_task, problems, shared=[settings],
+                                                    labels=[f"validity gate of {p}" for p in problems]):
+            input_rows += rows
+            gated[problems[i]] = {"ids": bundle["ids"], "digests": bundle["digests"], "ref": ray.put(bundle)}
+        with RayPool(**pool_args, description="kill matrix") as kill_pool:   # the same cluster
+            rows, computed, reused, kill_seconds = _kill(kill_pool, records, gated, settings, part_dir)
 
+    outcomes = _sorted_table(rows, OUTCOMES_SCHEMA, ("mutant_id", "input_id", "schedule"))
+    inputs = _sorted_table(input_rows, INPUTS_SCHEMA, ("problem", "id"))
+    mutants_table = _mutants_table(records, outcomes)
+    ceilings = _ceilings(problems, settings) if settings.ceiling else []
+    return _write(out, settings, mutants_table, inputs, outcomes, ceilings, computed, reused, kill_seconds)
+
+
+def _gate_task(problem_id: str, settings: KillMatrixSettings):
+    from ..substrates.catalog import load_problem
+    return _gate(load_problem(problem_id), settings)
+
+
+def _kill(pool: RayPool, records: list[MutantRecord], bundles: dict, settings: KillMatrixSettings,
+          part_dir: Path) -> tuple[list[dict], int, int, float]:
+    """Every cell of `records` over the gated inputs (`bundles`: problem -> ids, digests and the
+    object-store `ref` of its bundle): stored ones from part files, the rest run on `pool`, each
+    finished task stored as a part. Returns (rows, computed, reused, seconds of the Ray phase)."""
     # which cells exist, which are stored already
     expected = {(m.id, iid, s) for m in records for iid in bundles[m.problem]["ids"] for s in settings.schedules}
     source_sha = {m.id: _sha(m.source)[:16] for m in records}
@@ -431,33 +463,21 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
 
     computed = 0
     rows = list(stored.values())
-    kill_seconds = 0.0
-    if tasks:
-        with RayPool(address=settings.address, num_cpus=settings.num_cpus,
-                     max_retries=settings.max_retries, progress=settings.progress,
-                     description="kill matrix") as pool:
-            import ray
-            weights = [sum(len(idx) for _, idx in t.cells) for t in tasks]
-            refs = {pid: ray.put(b) for pid, b in bundles.items()}
-            for i, result in pool.map_unordered(run_task, tasks, shared=[refs], weights=weights,
-                                                labels=labels):
-                task_rows = result["rows"]
-                digests = bundles[tasks[i].problem]["digests"]
-                keyed = [{**r, "source_sha": source_sha[r["mutant_id"]], "input_sha": digests[r["input_id"]]}
-                         for r in task_rows]
-                key = _sha(json.dumps(sorted((r["input_id"], r["schedule"]) for r in task_rows)))[:12]
-                _write_atomic(_sorted_table(keyed, PART_SCHEMA, ("input_id", "schedule")),
-                              part_dir / f"{_safe_name(tasks[i].mutant_id)}-{key}.parquet")
-                rows += task_rows
-                computed += len(task_rows)
-            kill_seconds = pool.elapsed_s
-
-    outcomes = _sorted_table(rows, OUTCOMES_SCHEMA, ("mutant_id", "input_id", "schedule"))
-    inputs = _sorted_table(input_rows, INPUTS_SCHEMA, ("problem", "id"))
-    mutants_table = _mutants_table(records, outcomes)
-    ceilings = _ceilings(problems, settings) if settings.ceiling else []
-    return _write(out, settings, mutants_table, inputs, outcomes, ceilings, computed,
-                  len(stored), kill_seconds)
+    if not tasks:
+        return rows, computed, len(stored), 0.0
+    weights = [sum(len(idx) for _, idx in t.cells) for t in tasks]
+    refs = {pid: b["ref"] for pid, b in bundles.items()}
+    for i, result in pool.map_unordered(run_task, tasks, shared=[refs], weights=weights, labels=labels):
+        task_rows = result["rows"]
+        digests = bundles[tasks[i].problem]["digests"]
+        keyed = [{**r, "source_sha": source_sha[r["mutant_id"]], "input_sha": digests[r["input_id"]]}
+                 for r in task_rows]
+        key = _sha(json.dumps(sorted((r["input_id"], r["schedule"]) for r in task_rows)))[:12]
+        _write_atomic(_sorted_table(keyed, PART_SCHEMA, ("input_id", "schedule")),
+                      part_dir / f"{_safe_name(tasks[i].mutant_id)}-{key}.parquet")
+        rows += task_rows
+        computed += len(task_rows)
+    return rows, computed, len(stored), pool.elapsed_s
 
 
 def _mutants_table(records: list[MutantRecord], outcomes: pa.Table) -> pa.Table:

@@ -4,10 +4,14 @@ DESIGN.md "Checker semantics": an element passes if |out - ref| <= atol + rtol *
 passes if the passing fraction is at least `matched_ratio`. A NaN or Inf in the output where the
 reference is finite fails the whole output whatever the ratio (a kernel must not buy its way past
 a loose ratio with garbage), and NaN never matches NaN unless `nan_matches` says so.
+
+Outputs that are bitwise `identical` compare identically, so a caller that runs one input under
+several thread schedules may reuse the first comparison (most kernels do not depend on the order).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,39 +50,106 @@ class Comparator:
             raise ValueError(f"matched_ratio must be in (0, 1], got {self.matched_ratio!r}")
 
     def compare(self, out: np.ndarray, ref: np.ndarray) -> Comparison:
+        return self.measure(out, ref)[0]
+
+    def measure(self, out: np.ndarray, ref: np.ndarray,
+                ratios: tuple[float, ...] = ()) -> tuple[Comparison, tuple[float, ...]]:
+        """`compare(out, ref)` and `tolerance_needed(out, ref, q)` for each q in `ratios`, with the
+        same values, from one |out - ref| pass (a kill matrix needs all of them for every cell).
+
+        >>> c, needs = Comparator(1e-2, 1e-2).measure(np.array([1.0, 2.0]), np.array([1.0, 2.02]), (1.0,))
+        >>> c.passed, needs == (tolerance_needed(np.array([1.0, 2.0]), np.array([1.0, 2.02])),)
+        (True, True)
+        """
         out = np.asarray(out)
         ref = np.asarray(ref)
         if out.shape != ref.shape:
-            return Comparison(False, float("inf"), float("inf"), 1.0,
-                              f"output shape {out.shape} != reference shape {ref.shape}")
+            return (Comparison(False, float("inf"), float("inf"), 1.0,
+                               f"output shape {out.shape} != reference shape {ref.shape}"),
+                    tuple(tolerance_needed(out, ref, q) for q in ratios))
         if out.size == 0:
-            return Comparison(True, 0.0, 0.0, 0.0)
-        o = out.astype(np.float64).ravel()
-        r = ref.astype(np.float64).ravel()
-        ref_finite = np.isfinite(r)
-        bad = ~np.isfinite(o) & ref_finite
+            return Comparison(True, 0.0, 0.0, 0.0), tuple(0.0 for _ in ratios)
+        errors = _Errors(out, ref)
+        return self._verdict(errors, out.shape), tuple(errors.needed(q) for q in ratios)
+
+    def _verdict(self, e: "_Errors", shape: tuple[int, ...]) -> Comparison:
         with np.errstate(invalid="ignore", over="ignore"):
-            diff = np.abs(o - r)
-            close = diff <= self.atol + self.rtol * np.abs(r)
-        same_special = (o == r) & ~ref_finite                   # +inf vs +inf, -inf vs -inf
-        both_nan = np.isnan(o) & np.isnan(r)
-        close = (close & ref_finite) | same_special | (both_nan & self.nan_matches)
-        finite_diff = np.where(ref_finite & np.isfinite(o), diff, 0.0)
-        max_abs = float("inf") if bad.any() else float(finite_diff.max())
-        with np.errstate(over="ignore"):
-            rel = finite_diff / np.maximum(np.abs(r), np.finfo(np.float64).tiny)
-        max_rel = float(np.where(bad, np.inf, np.where(ref_finite, rel, 0.0)).max())
-        mismatch = float(1.0 - close.mean())
-        if bad.any():
-            first = np.unravel_index(int(np.argmax(bad)), out.shape)
+            scratch = np.multiply(e.abs_ref, self.rtol)
+            np.add(scratch, self.atol, out=scratch)
+            close = np.less_equal(e.diff, scratch)
+            if e.all_finite:         # the common case: no masks needed, same values
+                max_abs = float(e.max_diff)
+                np.maximum(e.abs_ref, np.finfo(np.float64).tiny, out=scratch)
+                max_rel = float(np.divide(e.diff, scratch, out=scratch).max())
+                mismatch = float(1.0 - np.count_nonzero(close) / close.size)
+                bad_count = 0
+            else:
+                o, r, ref_finite = e.o, e.r, e.ref_finite
+                bad = ~np.isfinite(o) & ref_finite
+                same_special = (o == r) & ~ref_finite                   # +inf vs +inf, -inf vs -inf
+                both_nan = np.isnan(o) & np.isnan(r)
+                close = (close & ref_finite) | same_special | (both_nan & self.nan_matches)
+                finite_diff = np.where(ref_finite & np.isfinite(o), e.diff, 0.0)
+                bad_count = int(bad.sum())
+                max_abs = float("inf") if bad_count else float(finite_diff.max())
+                rel = finite_diff / np.maximum(e.abs_ref, np.finfo(np.float64).tiny)
+                max_rel = float(np.where(bad, np.inf, np.where(ref_finite, rel, 0.0)).max())
+                mismatch = float(1.0 - close.mean())
+        if bad_count:
+            first = np.unravel_index(int(np.argmax(bad)), shape)
             return Comparison(False, max_abs, max_rel, mismatch,
-                              f"output has {int(bad.sum())} NaN/Inf element(s) where the reference "
+                              f"output has {bad_count} NaN/Inf element(s) where the reference "
                               f"is finite (first at index {tuple(int(i) for i in first)})")
         passed = 1.0 - mismatch >= self.matched_ratio
         message = "" if passed else (
             f"{mismatch:.2%} of elements outside atol={self.atol:g} + rtol={self.rtol:g}*|ref| "
             f"(max abs error {max_abs:.3g}, max rel error {max_rel:.3g})")
         return Comparison(passed, max_abs, max_rel, mismatch, message)
+
+
+class _Errors:
+    """|out - ref| and |ref| of one non-empty output in float64, computed once and shared by the
+    verdict and every `tolerance_needed` ratio; the masks for NaN/Inf only where one occurs."""
+
+    def __init__(self, out: np.ndarray, ref: np.ndarray):
+        self.out = np.ravel(out)
+        self.r = np.asarray(ref, dtype=np.float64).ravel()
+        with np.errstate(invalid="ignore", over="ignore"):
+            self.diff = np.subtract(self.out, self.r)    # out widens to float64 exactly, in the loop
+            np.abs(self.diff, out=self.diff)
+        self.abs_ref = np.abs(self.r)
+        self.max_diff = self.diff.max()          # NaN or Inf unless every element is finite
+        self.all_finite = bool(np.isfinite(self.max_diff))
+        self.ref_finite = None if self.all_finite else np.isfinite(self.r)
+        self._need = None
+
+    @property
+    def o(self) -> np.ndarray:
+        """The output in float64 (only the NaN/Inf paths need it)."""
+        return np.asarray(self.out, dtype=np.float64)
+
+    def needed(self, matched_ratio: float) -> float:
+        """See `tolerance_needed`. An element needs |out - ref| / (1 + |ref|)."""
+        if self._need is None:
+            if not self.all_finite and np.any(~np.isfinite(self.o) & self.ref_finite):
+                self._need = np.array([np.inf])       # the whole output needs infinity
+            else:
+                self._need = self._element_needs()
+        need = self._need
+        k = max(int(np.ceil(matched_ratio * need.size)), 1)   # at least k elements must pass
+        if k == need.size:
+            return float(need.max())
+        need.partition(k - 1)        # reorders in place; later ratios see the same values
+        return float(need[k - 1])
+
+    def _element_needs(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            need = np.add(self.abs_ref, 1.0)
+            np.divide(self.diff, need, out=need)
+        if not self.all_finite:
+            same_special = (self.o == self.r) & ~self.ref_finite
+            need = np.where(self.ref_finite, need, np.where(same_special, 0.0, np.inf))
+        return need
 
 
 def tolerance_needed(out: np.ndarray, ref: np.ndarray, matched_ratio: float = 1.0) -> float:
@@ -94,18 +165,20 @@ def tolerance_needed(out: np.ndarray, ref: np.ndarray, matched_ratio: float = 1.
     >>> Comparator(0.0067, 0.0067).compare(np.array([1.0, 2.0]), np.array([1.0, 2.02])).passed
     True
     """
-    o = np.asarray(out, dtype=np.float64).ravel()
-    r = np.asarray(ref, dtype=np.float64).ravel()
-    if o.shape != r.shape:
+    o = np.asarray(out)
+    r = np.asarray(ref)
+    if o.size != r.size:
         return float("inf")
     if o.size == 0:
         return 0.0
-    ref_finite = np.isfinite(r)
-    if np.any(~np.isfinite(o) & ref_finite):
-        return float("inf")
-    with np.errstate(invalid="ignore", over="ignore"):
-        need = np.abs(o - r) / (1.0 + np.abs(r))
-    same_special = (o == r) & ~ref_finite
-    need = np.where(ref_finite, need, np.where(same_special, 0.0, np.inf))
-    k = max(int(np.ceil(matched_ratio * need.size)), 1)   # at least k elements must pass
-    return float(need.max() if k == need.size else np.partition(need, k - 1)[k - 1])
+    return _Errors(o, r).needed(matched_ratio)
+
+
+def identical(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> bool:
+    """Whether two sets of named outputs are the same bytes (same names, dtypes and shapes).
+
+    >>> identical({"y": np.array([0.0])}, {"y": np.array([-0.0])})
+    False
+    """
+    return a.keys() == b.keys() and all(
+        a[k].dtype == b[k].dtype and a[k].shape == b[k].shape and a[k].tobytes() == b[k].tobytes() for k in a)

@@ -74,14 +74,26 @@ class DeviceMemory:
         self.fd = os.memfd_create("mutagym-buffers", os.MFD_CLOEXEC)
         os.ftruncate(self.fd, self.size)
         self.map = mmap.mmap(self.fd, self.size)
-        for case, plan in enumerate(plans):
+        self.plans = plans
+        self._fill(inputs)
+
+    def _fill(self, inputs: list[dict[str, np.ndarray]] | None) -> None:
+        """Initialise outputs and scratch, and copy in the inputs unless `inputs` is None."""
+        for case, plan in enumerate(self.plans):
             for buf in plan.buffers:
+                if buf.role == "input" and inputs is None:
+                    continue
                 p = self.placements[case][buf.name]
                 view = np.frombuffer(self.map, dtype=np.uint8, count=p.nbytes, offset=p.offset)
                 if buf.role == "input":
                     view[:] = np.ascontiguousarray(inputs[case][buf.name]).view(np.uint8).reshape(-1)
                 else:
                     view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
+
+    def reset(self) -> None:
+        """Outputs and scratch back to their initial contents, for another run of the same batch
+        (inputs are read-only to the runner, so they need no copy)."""
+        self._fill(None)
 
     def read(self, case: int, name: str) -> np.ndarray:
         p = self.placements[case][name]

@@ -63,8 +63,12 @@ class CpuKernel:
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
                   timeout_s: float = 10.0) -> list[RunResult]:
-        order, seed = parse_schedule(schedule)
-        kind, seed = _ORDERS.index(order), seed or 0
+        return self.run_schedules(cases, (schedule,), timeout_s=timeout_s)[schedule]
+
+    def run_schedules(self, cases: Sequence[RunCase], schedules: Sequence[str], *,
+                      timeout_s: float = 10.0) -> dict[str, list[RunResult]]:
+        """`run_batch` under each schedule, laying the buffers out and copying the inputs once."""
+        orders = [parse_schedule(s) for s in schedules]
         plans = [resolve_plan(self.submission, c.inputs, c.outputs, c.dims, c.scalars) for c in cases]
         for plan in plans:
             for launch in plan.launches:
@@ -75,21 +79,30 @@ class CpuKernel:
                         f"use at most {MAX_SHARED_BYTES}")
         memory = DeviceMemory(plans, [c.inputs for c in cases])
         try:
-            results: list[RunResult | None] = [None] * len(cases)
-            printed: dict[int, str] = {}
-            start = 0
-            while start < len(cases):
-                request = self._request(plans, memory, start, kind, seed, timeout_s)
-                self._run_child(request, memory, start, results, printed, timeout_s)
-                while start < len(cases) and results[start] is not None:
-                    start += 1
-            for i, result in enumerate(results):
-                result.stdout = printed.get(i, "")
-                if result.ok:
-                    result.outputs = {name: memory.read(i, name) for name in cases[i].outputs}
-            return results
+            runs = {}
+            for schedule, (order, seed) in zip(schedules, orders):
+                if runs:
+                    memory.reset()
+                runs[schedule] = self._run_all(cases, plans, memory, _ORDERS.index(order), seed or 0, timeout_s)
+            return runs
         finally:
             memory.close()
+
+    def _run_all(self, cases, plans, memory: DeviceMemory, kind: int, seed: int,
+                 timeout_s: float) -> list[RunResult]:
+        results: list[RunResult | None] = [None] * len(cases)
+        printed: dict[int, str] = {}
+        start = 0
+        while start < len(cases):
+            request = self._request(plans, memory, start, kind, seed, timeout_s)
+            self._run_child(request, memory, start, results, printed, timeout_s)
+            while start < len(cases) and results[start] is not None:
+                start += 1
+        for i, result in enumerate(results):
+            result.stdout = printed.get(i, "")
+            if result.ok:
+                result.outputs = {name: memory.read(i, name) for name in cases[i].outputs}
+        return results
 
     # ------------------------------------------------------------------ request
     def _request(self, plans, memory: DeviceMemory, start: int, kind: int, seed: int,

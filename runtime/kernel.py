@@ -40,6 +40,17 @@ class Kernel:
             return []
         return self._impl.run_batch(list(cases), schedule=schedule, timeout_s=timeout_s)
 
+    def run_schedules(self, cases: Sequence[RunCase], schedules: Sequence[str], *,
+                      timeout_s: float = 10.0) -> dict[str, list[RunResult]]:
+        """`run_batch` under each of `schedules` (schedule -> results); the CPU backend lays the
+        buffers out and copies the inputs once for all of them."""
+        if not cases:
+            return {s: [] for s in schedules}
+        run = getattr(self._impl, "run_schedules", None)
+        if run is None:
+            return {s: self._impl.run_batch(list(cases), schedule=s, timeout_s=timeout_s) for s in schedules}
+        return run(list(cases), schedules, timeout_s=timeout_s)
+
     def __repr__(self) -> str:
         kernels = ", ".join(sorted({l.kernel for l in self.submission.launches}))
         return f"Kernel({kernels}; backend={self.backend!r}; sha256={self.submission.sha256[:12]})"

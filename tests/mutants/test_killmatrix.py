@@ -306,6 +306,32 @@ def _divide(x):
     return 1 / x
 
 
+class TestScheduleReuse:
+    def test_copied_cells_equal_computed_ones(self, monkeypatch):
+        """In one task, a descending cell whose outputs are bitwise the ascending ones is copied; it
+        equals the cell a descending-only task computes. A missing barrier (outputs differ) and a
+        dropped weight (outputs the same) cover both paths."""
+        import mutagym.mutants.killmatrix as km
+        import mutagym.rewards.comparator as comparator
+
+        seen = []
+        real = comparator.identical
+        monkeypatch.setattr(comparator, "identical", lambda a, b: seen.append(real(a, b)) or seen[-1])
+        settings = KillMatrixSettings(generators=("sign_mixed", "affine_perturbed"), presets=("tiny", "remainder"))
+        bundle = km._gate(load_problem("layernorm"), settings)[1]
+        every = tuple(range(len(bundle["ids"])))
+        no_barrier = MutantRecord("layernorm-no-barrier", "layernorm", "synchronization", "hand-barrier",
+                                  _sub("layernorm", "        __syncthreads();\n    }\n    const float mean",
+                                       "    }\n    const float mean"))
+        for m in (hand_mutants()[3], no_barrier):
+            def task(schedules):
+                return km._Task(m.id, m.source, m.problem, tuple((s, every) for s in schedules), "cpu", 10.0, None)
+            both = km.run_task(task(("ascending", "descending")), {m.problem: bundle})["rows"]
+            alone = km.run_task(task(("descending",)), {m.problem: bundle})["rows"]
+            assert [r for r in both if r["schedule"] == "descending"] == alone, m.id
+        assert True in seen and False in seen
+
+
 class TestRecords:
     def test_as_records_accepts_dicts_and_rejects_incomplete(self):
         """Dict records need id (or mutant_id), problem and source; duplicates are refused."""

@@ -83,3 +83,64 @@ class TestToleranceNeeded:
 
     def test_matching_infinities_need_nothing(self):
         assert tolerance_needed(np.array([np.inf]), np.array([np.inf])) == 0.0
+
+
+def _oracle(out, ref, atol, rtol, matched_ratio, nan_matches):
+    """The rules written elementwise and plainly: (passed, max_abs, max_rel, mismatch, needs)."""
+    o, r = np.asarray(out, dtype=np.float64).ravel(), np.asarray(ref, dtype=np.float64).ravel()
+    bad = ~np.isfinite(o) & np.isfinite(r)
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.abs(o - r)
+        close = np.where(np.isfinite(r), diff <= atol + rtol * np.abs(r),
+                         (o == r) | (np.isnan(o) & np.isnan(r) & nan_matches))
+        finite = np.isfinite(o) & np.isfinite(r)
+        rel = np.where(finite, diff, 0.0) / np.maximum(np.abs(r), np.finfo(np.float64).tiny)
+        need = np.where(np.isfinite(r), diff / (1.0 + np.abs(r)), np.where(o == r, 0.0, np.inf))
+    mismatch = 1.0 - np.count_nonzero(close) / close.size
+    if bad.any():
+        return False, np.inf, np.inf, mismatch, (np.inf, np.inf)
+    needs = tuple(float(np.sort(need)[max(int(np.ceil(q * need.size)), 1) - 1]) for q in (1.0, 0.99))
+    return (1.0 - mismatch >= matched_ratio, float(np.where(finite, diff, 0.0).max()),
+            float(np.where(np.isfinite(r), rel, 0.0).max()), mismatch, needs)
+
+
+class TestMeasure:
+    def test_equals_the_rules_and_the_separate_functions(self):
+        """`measure` gives exactly (same floats) the verdict and tolerance needed that the plain rules,
+        `compare` and `tolerance_needed` give, on random fp16/fp32/fp64 outputs with NaN and Inf."""
+        rng = np.random.default_rng(7)
+        specials = (np.nan, np.inf, -np.inf)
+        for trial in range(600):
+            n = int(rng.integers(1, 400))
+            ref = rng.standard_normal(n) * 10 ** rng.uniform(-3, 3)
+            out = (ref + rng.standard_normal(n) * 10 ** rng.uniform(-8, 1)).astype(
+                rng.choice([np.float16, np.float32, np.float64]))
+            for arr in (out, ref):
+                if rng.random() < 0.3:
+                    arr[rng.integers(0, n, 3)] = rng.choice(specials, 3)
+            if rng.random() < 0.2:
+                out = ref.astype(out.dtype)
+            kw = dict(atol=float(10 ** rng.uniform(-6, 0)), rtol=float(10 ** rng.uniform(-6, 0)),
+                      matched_ratio=float(rng.choice([1.0, 0.99, 0.5])), nan_matches=bool(rng.random() < 0.3))
+            c, needs = Comparator(**kw).measure(out, ref, (1.0, 0.99))
+            alone = Comparator(**kw).compare(out, ref)
+            assert c == alone, trial
+            assert needs == (tolerance_needed(out, ref), tolerance_needed(out, ref, 0.99)), trial
+            passed, max_abs, max_rel, mismatch, oracle_needs = _oracle(out, ref, **kw)
+            assert (c.passed, c.max_abs, c.max_rel, c.mismatch_ratio, needs) == (
+                passed, max_abs, max_rel, mismatch, oracle_needs), trial
+
+    def test_shape_mismatch_and_empty(self):
+        c, needs = Comparator(1e-2, 1e-2).measure(np.zeros((2, 3)), np.zeros((3, 2)), (1.0,))
+        assert not c.passed and needs == (tolerance_needed(np.zeros((2, 3)), np.zeros((3, 2))),)
+        c, needs = Comparator(1e-2, 1e-2).measure(np.zeros(0), np.zeros(0), (1.0, 0.99))
+        assert c.passed and needs == (0.0, 0.0)
+
+
+def test_identical_is_bitwise():
+    from mutagym.rewards.comparator import identical
+    a = {"y": np.array([1.0, np.nan], dtype=np.float32)}
+    assert identical(a, {"y": a["y"].copy()})
+    assert not identical(a, {"y": a["y"].astype(np.float64)})
+    assert not identical(a, {"y": np.array([1.0, 2.0], dtype=np.float32)})
+    assert not identical(a, {"z": a["y"]})

@@ -2,16 +2,29 @@
 
 import doctest
 
+import numpy as np
+
 import mutagym.rewards.validity as validity_module
 from mutagym.rewards.comparator import Comparator
 from mutagym.rewards.generators import generate
-from mutagym.rewards.validity import check_validity, validity_ceiling
+from mutagym.rewards.validity import check_validity, tolerance_used, validity_ceiling
 from mutagym.substrates.catalog import load_problem
 
 
 def test_docstrings_run():
     """The module's doctests pass."""
     assert doctest.testmod(validity_module).failed == 0
+
+
+def test_tolerance_used_counts_only_finite_elements():
+    """NaN or Inf in the output or the reference is skipped (the comparator judges those); with no
+    finite element nothing is used."""
+    c = Comparator(1e-2, 0.0)
+    out = np.array([1.0, 2.005, np.nan, np.inf, 5.0, -np.inf])
+    ref = np.array([1.0, 2.0, 3.0, np.inf, np.nan, -np.inf])
+    assert round(tolerance_used(out, ref, c), 6) == 0.5
+    assert tolerance_used(np.array([np.nan]), np.array([1.0]), c) == 0.0
+    assert tolerance_used(np.zeros(0), np.zeros(0), c) == 0.0
 
 
 class TestCheckValidity:
@@ -53,6 +66,16 @@ class TestCheckValidity:
         [v] = check_validity(p, [generate(p, "affine_perturbed", preset="remainder")],
                              schedules=("ascending", "descending"))
         assert v.valid and v.tolerance_used > 0
+
+    def test_every_schedule_reports_its_failures(self):
+        """A later schedule with the same outputs is not compared again, yet reports the same failures:
+        under atol = rtol = 0 each correct kernel fails in each schedule, in order."""
+        p = load_problem("softmax")
+        [v] = check_validity(p, [generate(p, "normal", preset="remainder")], Comparator(atol=0.0, rtol=0.0),
+                             schedules=("ascending", "descending"))
+        expected = [(k, s) for k in p.kernel_sources() for s in ("ascending", "descending")]
+        assert [(k, s) for k, s, _, _ in v.failures] == expected
+        assert v.failures[0][2:] == v.failures[1][2:]
 
     def test_empty_list(self):
         """No inputs, no verdicts, nothing compiled."""
