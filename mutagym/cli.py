@@ -100,6 +100,36 @@ def cmd_prompt(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------- dataset
+def cmd_dataset(args) -> int:
+    from rich.progress import track
+
+    from mutagym.envs.dataset import prompt_rows, write_dataset
+    from mutagym.envs.kernel_task import select_problems
+    try:
+        ids = select_problems(args.problems)
+    except ValueError as err:
+        console.print(f"[red]error:[/red] {err}")
+        return 2
+    rows = list(track(prompt_rows(ids, chat=args.format == "chat"), total=len(ids), console=console,
+                      description="writing prompts", transient=True, disable=args.json))
+    paths = write_dataset(rows, args.out)
+    if args.json:
+        print(json.dumps({"rows": len(rows), "problems": ids, "format": args.format,
+                          **{kind: str(path) for kind, path in paths.items()}}, indent=2))
+        return 0
+    title = f"mutagym dataset: {len(rows)} prompts ({args.format} format)"
+    table = Table(title=title, min_width=len(title) + 4)
+    for col in ("problem", "prompt chars"):
+        table.add_column(col)
+    for row in rows:
+        text = row["prompt"][0]["content"] if args.format == "chat" else row["prompt"]
+        table.add_row(row["problem"], str(len(text)))
+    console.print(table)
+    console.print(f"wrote {paths['parquet']} and {paths['jsonl']}", soft_wrap=True)
+    return 0
+
+
 # ---------------------------------------------------------------------------------- verify
 def cmd_verify(args) -> int:
     from rich.progress import Progress
@@ -154,7 +184,9 @@ def cmd_killmatrix(args) -> int:
     console.print(summary_table(result))
     if result.ceilings:
         console.print(ceilings_table(result))
-    console.print(f"tables and manifest in {result.out}")
+    from mutagym.envs.pool import pools_from_killmatrix, save_pools
+    pools = save_pools(pools_from_killmatrix(result.out), Path(result.out) / "pool_of_record.json.gz")
+    console.print(f"tables and manifest in {result.out}; pool of record (for prescreens) in {pools}")
     return 0
 
 
@@ -265,6 +297,7 @@ def _print_harden(args, summary) -> int:
         print(json.dumps({"out": str(summary.out), "report": str(summary.report),
                           "checker": str(summary.checker_path), "problems": summary.problems,
                           "seconds": round(summary.seconds, 1),
+                          "stage_seconds": {k: round(v, 1) for k, v in summary.stage_seconds.items()},
                           "checkers": [{k: clean(v) for k, v in r.items()} for r in rows],
                           "hardened": {p: {k: clean(v) for k, v in d.items()} for p, d in per_problem.items()}},
                          indent=2))
@@ -288,6 +321,9 @@ def _print_harden(args, summary) -> int:
             console.print(f"[yellow]note:[/yellow] {name}: none of its inputs is in the kill matrix for "
                           f"{', '.join(blind)} (scored as detecting nothing there; run the kill matrix "
                           "with its generators, presets and seeds to score it)")
+        if score.false_rejects:
+            console.print(f"[red]false rejects:[/red] {name} rejects correct kernels: " + ", ".join(
+                f"{f.problem}/{f.kernel}" for f in score.false_rejects) + " (report.md has the verdicts)")
     console.print(f"hardened checker: {summary.checker_path}")
     console.print(f"report: {summary.report}")
     return 0
@@ -295,44 +331,56 @@ def _print_harden(args, summary) -> int:
 
 # ---------------------------------------------------------------------------------- eval
 def cmd_eval(args) -> int:
-    from mutagym.rewards.checker import evaluate_source, load_checker
-    checker = load_checker(args.checker)
-    pool = None
-    if args.prescreen:
-        from mutagym.rewards.scoring import pool_of_record
-        if not args.killmatrix:
-            console.print("[red]--prescreen needs --killmatrix DIR[/red] (the pool of record is its valid inputs)")
-            return 2
-        pool = pool_of_record(args.killmatrix, args.problem)
+    from mutagym.envs.judge import Judge
+    judge = Judge(args.checker, prescreen=args.prescreen, backend=args.backend,
+                  pool_file=args.pool or args.killmatrix, num_cpus=args.num_cpus, address=args.address)
+    try:
+        items = [(Path(path).read_text(), args.problem) for path in args.files]
+        judged = (judge.judge_many(items) if args.prescreen and len(items) > 1
+                  else [judge.judge(source, problem) for source, problem in items])
+    finally:
+        judge.close()
     records = []
-    for path in args.files:
-        source = Path(path).read_text()
-        v = evaluate_source(checker, args.problem, source, backend=args.backend)
-        records.append({"kernel": path, "problem": v.problem, "checker": v.checker, "accepted": v.accepted,
-                        "outcome": v.outcome, "message": v.message,
-                        "inputs": [{"input": i.input_id, "passed": i.passed, "outcome": i.outcome,
-                                    "max_abs": i.max_abs, "max_rel": i.max_rel} for i in v.inputs]})
-        if pool is not None:
-            pv = evaluate_source(pool, args.problem, source, backend=args.backend)
-            records[-1].update(pool_accepted=pv.accepted, pool_outcome=pv.outcome,
-                               false_accept=v.accepted and not pv.accepted,
-                               false_reject=not v.accepted and pv.accepted)
+    for path, j in zip(args.files, judged):
+        record = {"kernel": path, **j.info()}
+        pre = j.prescreen or {}
+        if args.prescreen:
+            record.update(false_accept=pre.get("false_accept"), false_reject=pre.get("false_reject"),
+                          pool_accepted=pre.get("pool_accepted"), pool_outcome=pre.get("status"))
+        records.append(record)
     if args.json:
         print(json.dumps(records, indent=2, default=str))
-    else:
-        table = Table(title=f"{checker.version_id} on {args.problem}")
-        for col in ("kernel", "verdict", "outcome", "message") + (("pool of record", "false accept/reject")
-                                                                 if pool is not None else ()):
-            table.add_column(col)
-        for r in records:
-            extra = ()
-            if pool is not None:
-                extra = (r["pool_outcome"], "false accept" if r["false_accept"] else
-                         ("false reject" if r["false_reject"] else "-"))
-            table.add_row(r["kernel"], "[green]accept[/green]" if r["accepted"] else "[red]reject[/red]",
-                          r["outcome"], r["message"][:120], *extra)
-        console.print(table)
+        return 0 if all(r["accepted"] for r in records) else 1
+    table = Table(title=f"{judge.checker_id} on {args.problem}")
+    for col in ("kernel", "verdict", "outcome", "message") + (("pool of record", "false accept/reject",
+                                                               "nearest mutant") if args.prescreen else ()):
+        table.add_column(col)
+    for r in records:
+        extra = ()
+        if args.prescreen:
+            pre = r["prescreen"]
+            pool = (f"{pre['pool_failures']}/{pre['pool_size']} fail" if pre["pool_accepted"] is not None
+                    else f"{pre['status']}: {pre['message'][:60]}")
+            flag = "false accept" if r["false_accept"] else ("false reject" if r["false_reject"] else "-")
+            near = pre["nearest_mutant"]
+            extra = (pool, flag, f"{near['rule']} ({near['family']})" if near else "-")
+        table.add_row(r["kernel"], "[green]accept[/green]" if r["accepted"] else "[red]reject[/red]",
+                      r["outcome"], r["message"][:120], *extra)
+    console.print(table)
+    if args.prescreen:
+        _print_leakage(judge.leakage.as_dict())
     return 0 if all(r["accepted"] for r in records) else 1
+
+
+def _print_leakage(totals: dict) -> None:
+    """The judge's running leakage totals per checker version."""
+    table = Table(title="reward leakage (prescreened kernels)")
+    for col in ("checker", "judged", "false accepts", "leaked reward", "false rejects", "withheld reward"):
+        table.add_column(col)
+    for checker, t in totals.items():
+        table.add_row(checker, str(t["prescreened"]), str(t["false_accepts"]), f"{t['leaked_reward']:g}",
+                      str(t["false_rejects"]), f"{t['withheld_reward']:g}")
+    console.print(table)
 
 
 # ---------------------------------------------------------------------------------- audit
@@ -350,11 +398,14 @@ def cmd_audit(args) -> int:
         vb = evaluate_source(b, args.problem, Path(path).read_text())
         kernels.append({"kernel": path, "problem": args.problem, "a_accepted": va.accepted,
                         "b_accepted": vb.accepted, "a_outcome": va.outcome, "b_outcome": vb.outcome})
+    def side(s):
+        leak = s.leaked_reward()         # reward a binary reward pays to the wrong kernels accepted
+        return {"checker": s.checker, "detection": s.detection, "detected": s.report.overall.detected,
+                "leaked": leak["leaked"], "leaked_share": leak["share"],
+                "leaked_per_family": leak["per_family"], "leaked_per_problem": leak["per_problem"]}
+
     record = {
-        "a": {"checker": sa.checker, "detection": sa.detection, "detected": sa.report.overall.detected,
-              "leaked": len(sa.escaped)},
-        "b": {"checker": sb.checker, "detection": sb.detection, "detected": sb.report.overall.detected,
-              "leaked": len(sb.escaped)},
+        "a": side(sa), "b": side(sb),
         "witnessed": len(sa.witnessed), "attribution_points": split,
         "accepted_by_a_only": sorted(set(sb.killed) - set(sa.killed)),
         "accepted_by_b_only": sorted(set(sa.killed) - set(sb.killed)),
@@ -364,11 +415,21 @@ def cmd_audit(args) -> int:
         print(json.dumps(record, indent=2))
         return 0
     table = Table(title=f"audit on {record['witnessed']} witnessed mutants of {len(problems)} problem(s)")
-    for col in ("checker", "detection", "leaked (accepted wrong)", "accepted only here"):
+    for col in ("checker", "detection", "leaked reward (wrong kernels accepted)", "accepted only here"):
         table.add_column(col)
-    table.add_row(sa.checker, _fmt_pct(sa.detection), str(len(sa.escaped)), str(len(record["accepted_by_a_only"])))
-    table.add_row(sb.checker, _fmt_pct(sb.detection), str(len(sb.escaped)), str(len(record["accepted_by_b_only"])))
+    for key, s in (("a", sa), ("b", sb)):
+        r = record[key]
+        table.add_row(s.checker, _fmt_pct(s.detection), f"{r['leaked']} ({_fmt_pct(r['leaked_share'])})",
+                      str(len(record[f"accepted_by_{key}_only"])))
     console.print(table)
+    families = Table(title="leaked reward per fault family (binary reward: 1 per accepted wrong kernel)")
+    for col in ("family", "witnessed", "A leaked", "B leaked"):
+        families.add_column(col)
+    for f, la in record["a"]["leaked_per_family"].items():
+        lb = record["b"]["leaked_per_family"][f]
+        families.add_row(f, str(la["witnessed"]), f"{la['leaked']} ({_fmt_pct(la['share'])})",
+                         f"{lb['leaked']} ({_fmt_pct(lb['share'])})")
+    console.print(families)
     console.print("gain of B over A (points): " + ", ".join(f"{k} {v:+.1f}" for k, v in split.items()))
     for k in kernels:
         console.print(f"{k['kernel']}: A {'accept' if k['a_accepted'] else 'reject'} ({k['a_outcome']}), "
@@ -400,6 +461,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("prompt", help="print the task text the environment shows for a problem")
     p.add_argument("problem")
     p.set_defaults(func=cmd_prompt)
+
+    p = sub.add_parser("dataset", help="write the task prompts for trainers (TRL, verl) as Parquet and JSONL")
+    p.add_argument("--out", required=True, help="output folder (prompts.parquet, prompts.jsonl)")
+    p.add_argument("--problems", help="comma-separated ids or globs such as 'matmul*' (default: all)")
+    p.add_argument("--format", default="chat", choices=("chat", "text"),
+                   help="prompt as a one-message chat (TRL conversational, verl) or as plain text")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_dataset)
 
     p = sub.add_parser("verify", help="check every substrate and variant against the fp64 reference")
     p.add_argument("--problems", help="comma-separated ids (default: all)")
@@ -453,12 +522,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="judge kernels with a checker version: a verdict per kernel")
     p.add_argument("files", nargs="+", metavar="FILE", help="submissions (.cu)")
-    p.add_argument("--checker", default="kernelbench", help="preset name or checker file (.json/.toml)")
+    p.add_argument("--checker", default="default",
+                   help="preset name or checker file (.json/.toml); default: the committed hardened checker")
     p.add_argument("--problem", required=True)
     p.add_argument("--backend", default="cpu", choices=("auto", "cpu", "cuda"))
     p.add_argument("--prescreen", action="store_true",
-                   help="also judge against the pool of record (every valid input of --killmatrix)")
-    p.add_argument("--killmatrix", help="kill-matrix folder whose valid inputs are the pool of record")
+                   help="also judge against the pool of record on Ray workers (false accepts and rejects)")
+    p.add_argument("--pool", help="pool of record: a pool file (.json.gz) or a kill-matrix folder "
+                                  "(default: the shipped pool, else the validity gate's inputs)")
+    p.add_argument("--killmatrix", help="same as --pool with a kill-matrix folder")
+    p.add_argument("--num-cpus", type=int, help="CPUs of a local Ray cluster (default: all)")
+    p.add_argument("--address", help="Ray cluster to attach to (default: $RAY_ADDRESS, else a local one)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
 

@@ -8,7 +8,10 @@ Per problem (`harden_checker`):
    included, build errors not; `scoring.cell_killed`).
 2. The witnessed mutants are split 50/50 by `suites.hash_split`; `suites.select_suite` picks at
    most `budget` inputs (HiGHS when small, greedy otherwise, deterministic ties) on the *selection*
-   half only, and that suite is what ships, so the held-out half measures it honestly.
+   half only, and that suite is what ships, so the held-out half measures it honestly. When the
+   cover needs fewer inputs than the budget, `suites.fill_budget` spends the rest on second
+   witnesses of the selection half's mutants from another generator (redundancy that carries to
+   unseen mutants).
    A problem with no witnessed mutant gets the valid input that kills most (or the first valid
    input in id order) so that it is still checked.
 3. Tolerance: the problem's own tolerance is the default. Where atol == rtol, it is tightened to the
@@ -19,10 +22,17 @@ Per problem (`harden_checker`):
    back the default tolerance of any problem that rejected one, so it ships with zero false
    rejects on the catalog.
 
-The checker version is `hardened`: per-problem `suites` and `comparators`, a default suite for
-problems outside the matrix (the generators chosen most often, at the official shape; a
-taxonomy-lite fallback), and provenance (kill-matrix hash, budget, salt, settings, date). Saved as
+The checker version is `hardened`: per-problem `suites` and `comparators`, a default suite
+(`inputs`) for problems outside the matrix (a user's own task), and provenance (kill-matrix hash,
+budget, salt, settings, the default suite's choice per family, date). Saved as
 `<name>-<hash12>.json` by `CheckerVersion.save`.
+
+The default suite is taxonomy-guided (`taxonomy_suite`): generators are role-driven (each recipe
+shapes a problem's data roles and perturbs its affine ones whatever the problem) and presets are
+shape-driven (`official`, `remainder` exist for every problem), so a (generator, preset) pair means
+the same thing on any problem. Across the matrix's problems, the pair that kills most witnessed
+mutants opens the suite (the paper's dense random input), then each fault family, most witnessed
+first, adds the pair that kills most of its mutants still alive: at most one input per family.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ import math
 import os
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,13 +52,13 @@ from typing import Any
 import numpy as np
 
 from .checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
-from .generators import parse_input_id
-from .scoring import (CheckerScore, KillMatrix, cell_killed, kill_rule, load_killmatrix,
+from .generators import GENERATORS, parse_input_id
+from .scoring import (CheckerScore, CorrectRuns, KillMatrix, cell_killed, kill_rule, load_killmatrix,
                       score_checker)
-from .suites import hash_split, select_suite
+from .suites import fill_budget, hash_split, select_suite
 
 __all__ = ["HardenResult", "HardenSummary", "ProblemHardening", "QUICK_PRESETS", "QUICK_PROBLEMS",
-           "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for"]
+           "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for", "taxonomy_suite"]
 
 #: `--quick`: three problems and two shape presets (about 3 minutes on 2 cores).
 QUICK_PROBLEMS: tuple[str, ...] = ("relu", "softmax", "layernorm")
@@ -164,9 +175,13 @@ def _harden_problem(km: KillMatrix, problem: str, budget: int, salt: str, tighte
                                 None, math.nan, "no valid input in the matrix")
     index = {m: i for i, m in enumerate(mutant_ids)}
     if selection:
-        suite = select_suite(K[[index[m] for m in selection]], input_ids, selection, budget=budget,
-                             exact=exact)
+        Ks = K[[index[m] for m in selection]]
+        suite = select_suite(Ks, input_ids, selection, budget=budget, exact=exact)
         chosen, method, optimal = suite.inputs, suite.method, suite.optimal
+        filled = fill_budget(Ks, input_ids, [input_ids.index(x) for x in chosen], budget,
+                             kind=lambda x: parse_input_id(x)[1])
+        if len(filled) > len(chosen):
+            chosen, method = [input_ids[j] for j in filled], f"{method}+fill"
     else:
         chosen, method, optimal = [], "none", False
     if not chosen:
@@ -200,9 +215,53 @@ def harden_checker(km: KillMatrix | str | os.PathLike, *, problems: Iterable[str
     return _assemble(km, per, suites, budget, salt, tighten, name, settings, date)
 
 
+def taxonomy_suite(km: KillMatrix, problems: Iterable[str]) -> tuple[list[InputRef], dict[str, str]]:
+    """`(suite, choice per family)`: the default suite for a problem outside the matrix.
+
+    Inputs are named by role- and shape-driven recipes (generator x shape preset), so one choice
+    applies to any problem. A pair's strength in a family is how many witnessed mutants of that
+    family, over `problems`, some valid input of that pair kills. The suite opens with the pair that
+    kills most overall (the dense random input), then, family by family (most witnessed first), adds
+    the pair killing most of that family's mutants the suite does not kill yet (none when it kills
+    them all). Ties: official shape first, then generator name. Generators that exist to reject
+    correct kernels (`false_reject_control`) are never chosen: validity cannot be checked on an
+    unknown problem. Seeds are 0.
+    """
+    killers: dict[str, set[tuple[str, str]]] = {}       # mutant -> pairs that kill it
+    for p in problems:
+        K, mutant_ids, input_ids = kill_matrix_for(km, p)
+        pairs = [parse_input_id(x)[1:3] for x in input_ids]
+        for m, row in zip(mutant_ids, K):
+            hit = {pairs[j] for j in np.flatnonzero(row)
+                   if "false_reject_control" not in GENERATORS[pairs[j][0]].targets}
+            if hit:
+                killers[m] = hit
+    family_of = km.family_of
+    families = Counter(family_of[m] for m in killers)
+
+    def best(mutants: list[str]) -> tuple[tuple[str, str] | None, int]:
+        counts = Counter(pair for m in mutants for pair in killers[m])
+        if not counts:
+            return None, 0
+        pair = min(counts, key=lambda q: (-counts[q], q[1] != "official", q))
+        return pair, counts[pair]
+
+    dense, _ = best(list(killers))
+    chosen = [dense] if dense else []
+    per_family: dict[str, str] = {}
+    for f, _ in sorted(families.items(), key=lambda kv: (-kv[1], kv[0])):
+        left = [m for m in killers if family_of[m] == f and not killers[m] & set(chosen)]
+        pair, gain = best(left)
+        if pair is not None and gain:
+            chosen.append(pair)
+        per_family[f] = ":".join(pair) if gain else "covered"
+    if not chosen:
+        chosen = [("normal", "official")]
+    return [InputRef(generator=g, preset=pr, seed=0) for g, pr in chosen], per_family
+
+
 def _assemble(km, per, suites, budget, salt, tighten, name, settings, date) -> HardenResult:
-    counts = Counter(parse_input_id(x)[1] for ph in per.values() for x in ph.suite)
-    default_gens = [g for g, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))][:budget] or ["normal"]
+    default_inputs, default_choice = taxonomy_suite(km, sorted(per))
     settings = dict(settings or {})
     km_settings = {k: v for k, v in km.manifest.get("settings", {}).items() if k not in ("out", "address", "num_cpus")}
     checker = CheckerVersion(
@@ -211,7 +270,7 @@ def _assemble(km, per, suites, budget, salt, tighten, name, settings, date) -> H
                      f"{len(per)} problem(s); tolerance tightened only with {SAFETY:g}x headroom "
                      "over the correct kernels' measured error"),
         source="mutagym harden (rewards.harden)",
-        inputs=[InputRef(generator=g, preset="official", seed=0) for g in default_gens],
+        inputs=default_inputs,
         suites=suites,
         comparator=ComparatorSpec(atol=1e-2, rtol=1e-2, matched_ratio=1.0),
         comparators={p: ph.comparator() for p, ph in per.items() if ph.suite},
@@ -220,6 +279,9 @@ def _assemble(km, per, suites, budget, salt, tighten, name, settings, date) -> H
             "killmatrix_tables": km.manifest.get("tables", {}),
             "killmatrix_settings": km_settings,
             "budget": budget, "salt": salt, "tighten": tighten, "safety": SAFETY,
+            "default_suite": {"per_family": default_choice,
+                              "rule": "rewards.harden.taxonomy_suite: most-killing generator x shape, "
+                                      "then per fault family the pair killing most of what is left"},
             "problems": sorted(per),
             "settings": settings,
             "date": date or _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
@@ -255,7 +317,8 @@ def _fill_rates(km: KillMatrix, result: HardenResult) -> None:
 
 @dataclass
 class HardenSummary:
-    """What `harden` did: the kill matrix, every checker's score, the hardened checker and files."""
+    """What `harden` did: the kill matrix, every checker's score, the hardened checker and files,
+    and the wall time of each stage (`stage_seconds`, in the report and `--json`)."""
 
     out: Path
     problems: list[str]
@@ -266,6 +329,7 @@ class HardenSummary:
     report: Path | None
     seconds: float
     restored_default: list[str] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per checker: detection (+ interval), selection / held-out, false rejects, inputs."""
@@ -312,13 +376,24 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     problems = list(problems) if problems else (list(QUICK_PROBLEMS) if quick else list_problems())
     if presets is None and quick:
         presets = QUICK_PRESETS
-    built = build_pool(out / "pool", problems, workers=workers, progress=progress)
-    mutants = load_mutants(problems, str(built.path))
-    settings = KillMatrixSettings(out=str(out / "killmatrix"), presets=tuple(presets) if presets else None,
-                                  generators=tuple(generators) if generators else None,
-                                  seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
-                                  num_cpus=num_cpus, address=address, progress=progress)
-    km = load_killmatrix(run_killmatrix(mutants, settings))
+    compared = [load_checker(name) for name in (checkers or list_checkers())]
+    runs = CorrectRuns(backend=backend)         # each correct kernel runs once per input, for every checker
+    with ThreadPoolExecutor(1) as background:
+        # the presets' inputs do not depend on the kill matrix: run the correct kernels on them
+        # while the pool builds and Ray starts (cores the matrix does not use yet)
+        presets_run = background.submit(runs.prepare, compared, problems) if check_false_rejects else None
+        built = build_pool(out / "pool", problems, workers=workers, progress=progress)
+        stages = {"mutant pool": time.monotonic() - start}
+        mutants = load_mutants(problems, str(built.path))
+        settings = KillMatrixSettings(out=str(out / "killmatrix"), presets=tuple(presets) if presets else None,
+                                      generators=tuple(generators) if generators else None,
+                                      seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
+                                      num_cpus=num_cpus, address=address, progress=progress)
+        km = load_killmatrix(run_killmatrix(mutants, settings))
+        stages["kill matrix"] = time.monotonic() - start - sum(stages.values())
+        if presets_run is not None:
+            presets_run.result()
+            stages["preset false-reject runs left after the matrix"] = time.monotonic() - start - sum(stages.values())
     problems = [p for p in problems if p in km.problems]
     run_settings = {"budget": budget, "quick": quick, "presets": list(presets) if presets else None,
                     "generators": list(generators) if generators else None, "seeds": list(seeds),
@@ -326,8 +401,7 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     result = harden_checker(km, problems=problems, budget=budget, settings=run_settings)
     restored: list[str] = []
     if check_false_rejects:
-        from .scoring import false_rejects as _false_rejects
-        rejects, _ = _false_rejects(result.checker, problems, backend=backend)
+        rejects, _ = runs.false_rejects(result.checker, problems)
         restored = sorted({r.problem for r in rejects if result.problems[r.problem].tol is not None})
         if restored:                 # a tightened tolerance rejected a correct kernel: undo it
             for p in restored:
@@ -337,17 +411,15 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
             result = _assemble(km, result.problems, suites, budget, "heldout", True, "hardened",
                                run_settings, None)
     checker_path = result.checker.save(out / "checkers")
-    scores: dict[str, CheckerScore] = {}
-    for name in (checkers or list_checkers()):
-        c = load_checker(name)
-        scores[c.name] = score_checker(c, km, problems=problems, check_false_rejects=check_false_rejects,
-                                       backend=backend)
-    scores[result.checker.name] = score_checker(result.checker, km, problems=problems,
-                                                check_false_rejects=check_false_rejects, backend=backend)
+    scores = {c.name: score_checker(c, km, problems=problems, check_false_rejects=check_false_rejects,
+                                    backend=backend, runs=runs)
+              for c in compared + [result.checker]}
+    stages["suites, false rejects, scores"] = time.monotonic() - start - sum(stages.values())
     summary = HardenSummary(out, problems, km.out, result, checker_path, scores, None,
-                            0.0, restored)
+                            0.0, restored, stages)
     if report:
         from .report import write_report
         summary.report = write_report(summary, km)
+        stages["report"] = time.monotonic() - start - sum(stages.values())
     summary.seconds = time.monotonic() - start
     return summary

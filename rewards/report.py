@@ -199,6 +199,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         f"(hash {res.checker.provenance['killmatrix_hash'][:12]}), {len(km.mutants)} mutants, "
         f"{len(km.outcomes)} cells. Hardened checker: `{summary.checker_path}` "
         f"(`{res.checker.version_id}`), budget {res.checker.provenance['budget']} inputs per problem.", "",
+        "Time by stage (s): " + ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()) + ".", "",
         "## Checkers", "",
         "Detection of the witnessed mutants (95 % bootstrap over problems), on the selection and "
         "held-out halves of the 50 % hash split, false rejects of correct kernels, and inputs per "
@@ -211,6 +212,12 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         lines.append(f"| {r['checker']} | {_pct(r['detection'])} ({r['detected']}/{r['witnessed']}) | "
                      f"{_pct(r['low'])} - {_pct(r['high'])} | {_pct(r['selection'])} | {_pct(r['heldout'])} | "
                      f"{fr} | {r['median_inputs']:g} | {r['missing_inputs']} |")
+    rejected = [(n, f) for n, s in summary.scores.items() for f in (s.false_rejects or [])]
+    if rejected:
+        lines += ["", "False rejects (a correct kernel the checker rejects; `fuzz` is the control that "
+                      "shows them):", "", "| checker | problem | kernel | verdict |", "| --- | --- | --- | --- |"]
+        lines += [f"| {n} | {f.problem} | {f.kernel} | {f.message[:200].replace('|', chr(92) + '|')} |"
+                  for n, f in rejected]
     lines += ["", "## Escape by family", "", "![escape by family](escape_by_family.png)", ""]
     families = sorted({f for s in summary.scores.values() for f in s.report.per_family})
     lines.append("| checker | " + " | ".join(families) + " |")
@@ -228,6 +235,13 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         lines.append(f"| {p} | {', '.join(f'`{x}`' for x in ph.suite)} | {ph.method}{' (optimal)' if ph.optimal else ''} | "
                      f"{ph.witnessed} | {_pct(ph.selection_rate)} | {_pct(ph.heldout_rate)} | "
                      f"{tol} ({ph.default_tol[0]:g}/{ph.default_tol[1]:g}) | {need} | {ph.note} |")
+    default = res.checker.provenance.get("default_suite", {}).get("per_family", {})
+    lines += ["", "Default suite (problems outside the matrix, e.g. a user's own task; "
+                  "`rewards.harden.taxonomy_suite`): "
+                  + ", ".join(f"`{r.generator}:{r.preset}`" for r in res.checker.inputs)
+                  + ". The first is the generator x shape that kills most witnessed mutants; then, per "
+                    "fault family, the one that kills most of what is left: "
+                  + ", ".join(f"{f} {c}" for f, c in default.items()) + "."]
     if summary.restored_default:
         lines += ["", f"Default tolerance restored (a tightened one rejected a correct kernel): "
                       f"{', '.join(summary.restored_default)}."]

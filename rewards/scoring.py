@@ -26,9 +26,10 @@ Detection counts only *witnessed* mutants (some valid input of the matrix kills 
 matrix's own verdict), per family and per problem, with a percentile bootstrap over problems
 (`suites.bootstrap_interval`).
 
-False rejects: every correct kernel (substrate and variants) of each problem runs through
-`checker.evaluate_source`; a kernel the checker does not accept is a false reject (the `fuzz`
-preset's large-magnitude inputs reject correct kernels on long reductions).
+False rejects: every correct kernel (substrate and variants) of each problem runs on the
+checker's inputs as `checker.evaluate_source` runs it (`CorrectRuns` runs each kernel once per
+input, whatever number of checkers judge it); a kernel the checker does not accept is a false
+reject (the `fuzz` preset's largest magnitudes reject correct fp32 kernels).
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from .attribution import Attribution, attribute
-from .checker import CheckerVersion, crossed, evaluate_source
+from .checker import CheckerVersion, crossed
 from .comparator import Comparator
 from .validity import comparator_for
-from .suites import DetectionReport, bootstrap_interval, detection_rate
+from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
-__all__ = ["CheckerScore", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
+__all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
            "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs", "pool_of_record",
            "score_checker"]
 
@@ -284,6 +285,18 @@ class CheckerScore:
         ms = [m for m in mutant_ids]
         return sum(m in self.killed for m in ms) / len(ms) if ms else math.nan
 
+    def leaked_reward(self) -> dict[str, Any]:
+        """The reward a binary reward (1 on accept, 0 on reject) pays to wrong kernels: 1 for each
+        witnessed mutant the checker accepts, overall, per family and per problem, with its share
+        of the witnessed pool (what `mutagym audit` compares between versions)."""
+        def leak(rate: Rate) -> dict[str, Any]:
+            left = rate.total - rate.detected
+            return {"leaked": left, "witnessed": rate.total, "share": _num(left / rate.total if rate.total else math.nan)}
+
+        r = self.report
+        return {**leak(r.overall), "per_family": {k: leak(v) for k, v in r.per_family.items()},
+                "per_problem": {k: leak(v) for k, v in r.per_problem.items()}}
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
         return {
@@ -304,32 +317,132 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+class _SharedReference:
+    """A problem whose fp64 reference is computed once per distinct input: every correct kernel
+    and every checker that judges one input compares with the same reference."""
+
+    def __init__(self, problem: Any) -> None:
+        self._problem, self._memo = problem, {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._problem, name)
+
+    def reference_outputs(self, inputs: Mapping[str, np.ndarray], scalars: Mapping[str, Any] | None = None,
+                          *, dims: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+        h = hashlib.sha256(repr((sorted((dims or {}).items()), sorted((scalars or {}).items()))).encode())
+        for name in sorted(inputs):
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(inputs[name]).tobytes())
+        key = h.hexdigest()
+        if key not in self._memo:
+            self._memo[key] = self._problem.reference_outputs(inputs, scalars, dims=dims)
+        return self._memo[key]
+
+
+class CorrectRuns:
+    """Outputs of every correct kernel (substrate and variants) of a problem on given inputs,
+    each (kernel, input) run once and judged by any number of checkers.
+
+    Checkers that share inputs (KernelBench's U[0, 1) seeds are in four presets) or differ only in
+    tolerance (a hardened checker before and after its tolerance is restored) need no second run:
+    only the comparator differs. Runs are `evaluate_source`'s: ascending schedule, one `run_batch`
+    per kernel over the inputs not run yet. `prepare` does all the work (runs and references), so it
+    can go to a background thread while nothing else touches the object.
+    """
+
+    def __init__(self, *, backend: str = "cpu", timeout_s: float = 30.0) -> None:
+        self.backend, self.timeout_s = backend, timeout_s
+        self._problems: dict[str, _SharedReference] = {}
+        self._inputs: dict[tuple[str, str], Any] = {}                # (problem, input id) -> GeneratedInput
+        self._kernels: dict[tuple[str, str], Any] = {}               # (problem, kernel) -> Kernel or error
+        self._results: dict[tuple[str, str], dict[str, Any]] = {}    # (problem, kernel) -> input id -> result
+
+    def _problem(self, pid: str) -> _SharedReference:
+        from ..substrates.catalog import load_problem
+        if pid not in self._problems:
+            self._problems[pid] = _SharedReference(load_problem(pid))
+        return self._problems[pid]
+
+    def _run(self, pid: str, refs: Sequence[Any]) -> list[str]:
+        """The input ids of `refs`, after generating the new ones, computing their fp64 references
+        and running every correct kernel of `pid` on them (one batch per kernel)."""
+        from ..runtime import RunCase, SubmissionError, compile
+        problem = self._problem(pid)
+        scalars = problem.scalar_values()
+        ids = []
+        for r in refs:
+            key = (pid, r.id_for(pid))
+            if key not in self._inputs:
+                g = self._inputs[key] = r.generate(problem)
+                problem.reference_outputs(g.inputs, scalars, dims=g.dims)
+            ids.append(key[1])
+        for name, source in problem.kernel_sources().items():
+            key = (pid, name)
+            done = self._results.setdefault(key, {})
+            todo = [i for i in dict.fromkeys(ids) if i not in done]
+            if not todo:
+                continue
+            if key not in self._kernels:
+                try:
+                    self._kernels[key] = compile(source, backend=self.backend)
+                except SubmissionError as err:
+                    self._kernels[key] = err
+            kernel = self._kernels[key]
+            if isinstance(kernel, SubmissionError):
+                continue
+            gs = [self._inputs[(pid, i)] for i in todo]
+            cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in gs]
+            done.update(zip(todo, kernel.run_batch(cases, timeout_s=self.timeout_s)))
+        return ids
+
+    def prepare(self, checkers: Iterable[CheckerVersion], problems: Iterable[str]) -> None:
+        """Run, in one batch per kernel, every input any of `checkers` has for `problems`."""
+        checkers = list(checkers)
+        for pid in problems:
+            self._run(pid, [r for c in checkers for r in c.inputs_for(pid)])
+
+    def false_rejects(self, checker: CheckerVersion, problems: Iterable[str]) -> tuple[list[FalseReject], int]:
+        """`(rejections, kernels checked)`: each correct kernel's verdict under `checker` that is
+        not `accepted` is a false reject (a kernel that does not build is one, `compile_error`)."""
+        from ..runtime import SubmissionError
+        from .checker import _judge
+        rejects, checked = [], 0
+        for pid in problems:
+            refs = checker.inputs_for(pid)
+            if not refs:
+                continue
+            ids = self._run(pid, refs)
+            p = self._problem(pid)
+            for name in p.kernel_sources():
+                kernel, results = self._kernels[(pid, name)], self._results[(pid, name)]
+                checked += 1
+                if isinstance(kernel, SubmissionError):
+                    rejects.append(FalseReject(pid, name, "compile_error", f"compile_error: {kernel}"))
+                    continue
+                v = _judge(checker, p, [self._inputs[(pid, i)] for i in ids], [results[i] for i in ids])
+                if not v.accepted:
+                    rejects.append(FalseReject(pid, name, v.outcome, v.message))
+        return rejects, checked
+
+
 def false_rejects(checker: CheckerVersion, problems: Iterable[str], *, backend: str = "cpu",
-                  timeout_s: float = 30.0) -> tuple[list[FalseReject], int]:
+                  timeout_s: float = 30.0, runs: CorrectRuns | None = None) -> tuple[list[FalseReject], int]:
     """`(rejections, kernels checked)`: every correct kernel of `problems` judged by `checker`
-    through `evaluate_source`; each verdict that is not `accepted` is a false reject."""
-    from ..substrates.catalog import load_problem
-    rejects, checked = [], 0
-    for pid in problems:
-        p = load_problem(pid)
-        if not checker.inputs_for(p):
-            continue
-        for name, source in p.kernel_sources().items():
-            v = evaluate_source(checker, p, source, backend=backend, timeout_s=timeout_s)
-            checked += 1
-            if not v.accepted:
-                rejects.append(FalseReject(p.id, name, v.outcome, v.message))
-    return rejects, checked
+    (see `CorrectRuns`; pass `runs` to share runs between checkers)."""
+    runs = runs or CorrectRuns(backend=backend, timeout_s=timeout_s)
+    return runs.false_rejects(checker, problems)
 
 
 def score_checker(checker: CheckerVersion, km: KillMatrix | str | os.PathLike, *,
                   problems: Iterable[str] | None = None, check_false_rejects: bool = False,
-                  backend: str = "cpu", n_boot: int = 2000, seed: int = 0) -> CheckerScore:
+                  backend: str = "cpu", n_boot: int = 2000, seed: int = 0,
+                  runs: CorrectRuns | None = None) -> CheckerScore:
     """Score `checker` on the witnessed mutants of kill matrix `km` (a folder or `KillMatrix`).
 
     Detection is overall, per family and per problem, with a 95 % bootstrap interval over
     problems (`(nan, nan, nan)` when nothing is witnessed). With `check_false_rejects`, every
-    correct kernel of the scored problems is also judged by `checker` (real compiles and runs).
+    correct kernel of the scored problems is also judged by `checker` (real compiles and runs,
+    shared through `runs` when given).
     """
     km = km if isinstance(km, KillMatrix) else load_killmatrix(km)
     problems = sorted(problems) if problems is not None else km.problems
@@ -356,7 +469,7 @@ def score_checker(checker: CheckerVersion, km: KillMatrix | str | os.PathLike, *
     score = CheckerScore(checker.version_id, checker.name, killed & set(witnessed), witnessed, report,
                          interval, used, missing, exact, invalid_inputs=invalid)
     if check_false_rejects:
-        score.false_rejects, score.kernels_checked = false_rejects(checker, problems, backend=backend)
+        score.false_rejects, score.kernels_checked = false_rejects(checker, problems, backend=backend, runs=runs)
     return score
 
 

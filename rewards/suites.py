@@ -10,6 +10,7 @@ when some candidate kills it; only coverable (witnessed) mutants are targets.
 | `greedy_cover` | greedy cover / budget coverage; ties: most newly killed, then smallest input id |
 | `exact_cover` | HiGHS MIP: fewest inputs covering all, or most mutants covered by <= k inputs |
 | `select_suite` | either (`exact="auto"`: HiGHS for small instances); returns a `Suite` |
+| `fill_budget` | spend a budget the cover left unused on second witnesses (redundancy) |
 | `hash_split`, `heldout_evaluation` | 50 % hash split: select on one half, score the other |
 | `detection_rate`, `bootstrap_interval` | overall / family / problem rates; seeded 95 % bootstrap |
 
@@ -26,13 +27,13 @@ when some candidate kills it; only coverable (witnessed) mutants are targets.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 __all__ = ["DetectionReport", "HeldoutResult", "Rate", "Suite", "bootstrap_interval",
-           "detection_rate", "exact_cover", "greedy_cover", "hash_split", "heldout_evaluation",
+           "detection_rate", "exact_cover", "fill_budget", "greedy_cover", "hash_split", "heldout_evaluation",
            "killed_matrix", "select_suite"]
 
 #: `exact="auto"` uses HiGHS when the candidate matrix has at most this many cells.
@@ -220,6 +221,40 @@ def exact_cover(K: np.ndarray, input_ids: Sequence[str], budget: int | None = No
                            f"{h.modelStatusToString(status)}")
     picked = [cols[j] for j in range(n_in) if x.size == n_in and x[j] > 0.5]
     return sorted(picked, key=lambda j: input_ids[j]), status == highspy.HighsModelStatus.kOptimal
+
+
+def fill_budget(K: np.ndarray, input_ids: Sequence[str], chosen: Sequence[int], budget: int,
+                kind: Callable[[str], str] = lambda x: x) -> list[int]:
+    """`chosen` plus inputs up to `budget`, for redundancy: each added input is of a `kind` (e.g.
+    its generator) the suite does not hold yet when one is left, and kills the most target mutants
+    the suite so far kills only once (then the most mutants, then the smallest id).
+
+    A cover that needs fewer inputs than the budget is fitted to the mutants it was chosen on; a
+    second witness per mutant, drawn from another distribution, is what carries detection to unseen
+    mutants of the same faults (an extreme input can cover a whole sample and still be blind to a
+    fault a dense random input shows: the paper's best suites pair the two). Inputs that add no
+    second kill are not added.
+
+    >>> K = np.array([[1, 1, 0], [1, 1, 1], [1, 0, 1]], bool)
+    >>> fill_budget(K, ["a:1", "a:2", "b:1"], [0], 2), fill_budget(K, ["a:1", "a:2", "b:1"], [0], 2, lambda x: x[0])
+    ([0, 1], [0, 2])
+    """
+    K = np.asarray(K, bool)
+    cols = list(chosen)
+    order = sorted(range(len(input_ids)), key=lambda j: input_ids[j])
+    while len(cols) < budget:
+        hits = K[:, cols].sum(axis=1) if cols else np.zeros(K.shape[0], int)
+        once = hits == 1
+        held = {kind(input_ids[j]) for j in cols}
+        free = [j for j in order if j not in cols]
+        fresh = [j for j in free if kind(input_ids[j]) not in held]
+        if not free:
+            break
+        best = max(fresh or free, key=lambda j: (int((K[:, j] & once).sum()), int(K[:, j].sum())))
+        if not (K[:, best] & once).any():
+            break
+        cols.append(best)
+    return cols
 
 
 @dataclass(frozen=True)

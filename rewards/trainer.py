@@ -169,7 +169,7 @@ def _flag(text: str) -> bool:
 
 #: Judge options verl can set through `custom_reward_function.reward_kwargs`, else through these
 #: environment variables (read with the given type). Inside verl's own Ray cluster, set `workers`:
-#: by default the judge starts one actor per CPU of the cluster it finds.
+#: by default the judge starts one actor per CPU of the cluster it finds (actors reserve no CPU).
 VERL_OPTIONS = {"checker": ("MUTAGYM_CHECKER", str), "prescreen": ("MUTAGYM_PRESCREEN", _flag),
                 "backend": ("MUTAGYM_BACKEND", str), "workers": ("MUTAGYM_WORKERS", int)}
 _verl_judges: dict[tuple, Any] = {}
@@ -208,8 +208,9 @@ def verl_compute_score(data_source, solution_str: str, ground_truth, extra_info=
     to skip a sample: an infrastructure failure scores 0.0 with `infra_error` True.
     """
     source, problem = extract_submission(solution_str), _verl_problem(ground_truth, extra_info)
-    with _verl_lock:  # verl calls from several threads; a Judge is not thread-safe
-        return _verl_record(_verl_judge(kwargs).judge(source, problem))
+    with _verl_lock:  # verl calls from several threads: make the process's judge once
+        judge = _verl_judge(kwargs)
+    return _verl_record(judge.judge(source, problem))   # a Judge serialises its own calls
 
 
 def verl_compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos=None, **kwargs) -> list[dict]:
@@ -220,7 +221,8 @@ def verl_compute_score_batch(data_sources, solution_strs, ground_truths, extra_i
     items = [(extract_submission(s), _verl_problem(g, e))
              for s, g, e in zip(solution_strs, ground_truths, extra_infos, strict=True)]
     with _verl_lock:
-        return [_verl_record(j) for j in _verl_judge(kwargs).judge_many(items)]
+        judge = _verl_judge(kwargs)
+    return [_verl_record(j) for j in judge.judge_many(items)]
 
 
 def _verl_problem(ground_truth, extra_info) -> str:

@@ -57,7 +57,9 @@ class TestPresets:
         assert (kbv.comparator.atol, kbv.comparator.rtol) == (1e-3, 1e-3)
         assert {r.generator for r in sol.inputs} == {"identity_affine"}
         assert sol.comparator == ComparatorSpec(atol=1e-2, rtol=1e-2, matched_ratio=0.99, nan_matches=False)
-        assert {r.generator for r in fuzz.inputs} == {"uniform01", "large_magnitude"}
+        assert {r.generator.partition("*")[0] for r in fuzz.inputs} == {"uniform01", "large_magnitude"}
+        scales = [float(r.generator.partition("*")[2] or 1) for r in fuzz.inputs if r.generator != "uniform01"]
+        assert scales == [1, 1e4, 1e8, 1e12, 1e16]        # a magnitude sweep up to 10^20
         assert set(kb.inputs) <= set(fuzz.inputs) and fuzz.comparator.atol == 1e-2
 
     def test_unknown_name_suggests(self):
@@ -179,13 +181,21 @@ class TestEvaluate:
             assert [i.input_id for i in v.inputs] == c.input_ids_for("relu")
             assert all(i.passed and i.max_abs == 0.0 for i in v.inputs)
 
-    @pytest.mark.parametrize("name", PRESETS)
+    @pytest.mark.parametrize("name", [n for n in PRESETS if n != "fuzz"])
     def test_layernorm_substrate_accepted_by_every_preset(self, name):
-        """A correct LayerNorm passes every preset at the official shape (small fp32 error)."""
+        """A correct LayerNorm passes every preset but the fuzz control at the official shape
+        (small fp32 error)."""
         p = load_problem("layernorm")
         v = evaluate_source(load_checker(name), p, p.kernel_sources()["substrate"])
         assert v.accepted, v.message
         assert 0 < max(i.max_abs for i in v.inputs) < 1e-4
+
+    def test_fuzz_rejects_the_correct_layernorm_only_at_its_largest_magnitude(self):
+        """The false-reject control: values of 10^19..10^20 overflow the fp32 sum of squares."""
+        p = load_problem("layernorm")
+        v = evaluate_source(load_checker("fuzz"), p, p.kernel_sources()["substrate"])
+        assert not v.accepted and v.outcome == "wrong"
+        assert [i.input_id for i in v.inputs if not i.passed] == ["layernorm:large_magnitude*1e+16:official:4"]
 
     def test_deleted_relu(self):
         """ReLU returning x: kernelbench (inputs in [0, 1)) accepts; sign-mixed inputs and

@@ -12,7 +12,7 @@ import ray
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards import harden as harden_mod
-from mutagym.rewards.checker import load_checker
+from mutagym.rewards.checker import evaluate_source, load_checker
 from mutagym.rewards.harden import harden_checker, kill_matrix_for
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from mutagym.substrates.catalog import load_problem
@@ -108,6 +108,35 @@ class TestHardenChecker:
         with pytest.raises(ValueError, match=r"problems \['layernorm'\] have no mutants"):
             harden_checker(km, problems=["layernorm"])
 
+    def test_leftover_budget_adds_a_second_generator(self, km):
+        """A cover smaller than the budget is filled with another generator's input, chosen on the
+        selection half only (the held-out half never enters selection)."""
+        result = harden_checker(km, budget=2)
+        filled = [ph for ph in result.problems.values() if ph.method.endswith("+fill")]
+        assert filled
+        for ph in filled:
+            gens = [x.split(":")[1] for x in ph.suite]
+            assert len(ph.suite) == 2 and len(set(gens)) == 2
+            assert not set(ph.selection) & set(ph.heldout)
+
+    def test_default_suite_is_taxonomy_guided(self, km):
+        """The default inputs open with the most-killing generator x shape, add one pair per family
+        that still has mutants alive, never use the false-reject control, and judge a problem
+        outside the matrix (rmsnorm) without rejecting its correct kernels."""
+        c = harden_checker(km, budget=2).checker
+        suite, per_family = harden_mod.taxonomy_suite(km, km.problems)
+        assert c.inputs == suite and c.provenance["default_suite"]["per_family"] == per_family
+        assert set(per_family) == {km.family_of[m] for m in km.witnessed()}
+        assert len(suite) <= 1 + len(per_family)
+        assert all(not r.generator.startswith("large_magnitude") for r in suite)
+        default_only = c.model_copy(update={"suites": {}, "comparators": {}})
+        s = score_checker(default_only, km)
+        assert all(r.detected > 0 for r in s.report.per_family.values())
+        assert s.detection >= score_checker(load_checker("kernelbench"), km).detection
+        assert c.inputs_for("rmsnorm") == suite
+        for name, src in load_problem("rmsnorm").kernel_sources().items():
+            assert evaluate_source(c, "rmsnorm", src).accepted, name
+
     def test_kill_matrix_for_matches_witnesses(self, km):
         K, mids, ids = kill_matrix_for(km, "relu")
         witnessed = {m for m, row in zip(mids, K) if row.any()}
@@ -148,7 +177,6 @@ def layernorm_hardened(km, tmp_path_factory):
 
 class TestLayerNormAffine:
     def test_sol_execbench_accepts_all_six_and_hardened_rejects_them(self, layernorm_hardened):
-        from mutagym.rewards.checker import evaluate_source
         sol = load_checker("sol-execbench")
         for m in layernorm_affine_mutants():
             assert evaluate_source(sol, "layernorm", m.source).accepted, m.id
@@ -156,7 +184,6 @@ class TestLayerNormAffine:
             assert not v.accepted and v.outcome == "wrong", m.id
 
     def test_correct_kernels_pass_both(self, layernorm_hardened):
-        from mutagym.rewards.checker import evaluate_source
         for name, src in load_problem("layernorm").kernel_sources().items():
             for c in (load_checker("sol-execbench"), layernorm_hardened):
                 assert evaluate_source(c, "layernorm", src).accepted, (name, c.name)
@@ -185,6 +212,7 @@ class TestHardenPipeline:
             assert name in stdout
         report = (out / "report.md").read_text()
         assert "| hardened |" in report and "## Blind band" in report
+        assert "Default suite (problems outside the matrix" in report
         for png in ("heatmap.png", "escape_by_family.png", "blind_band.png"):
             assert (out / png).stat().st_size > 1000, png
         [path] = list((out / "checkers").glob("hardened-*.json"))
@@ -209,6 +237,16 @@ class TestHardenPipeline:
         pts = rec["attribution_points"]
         assert math.isclose(pts["inputs"] + pts["tolerance"], pts["gain"], abs_tol=1e-6)
         assert rec["b"]["detected"] >= rec["a"]["detected"]
+        for side in (rec["a"], rec["b"]):     # reward a binary reward pays to accepted wrong kernels
+            assert side["leaked"] == rec["witnessed"] - side["detected"]
+            assert math.isclose(side["leaked_share"], side["leaked"] / rec["witnessed"])
+            assert sum(f["leaked"] for f in side["leaked_per_family"].values()) == side["leaked"]
+            assert sum(f["leaked"] for f in side["leaked_per_problem"].values()) == side["leaked"]
+        assert rec["a"]["leaked"] > 0
+        proc = mutagym("audit", "kernelbench", "kernelbench-verified", "--killmatrix", str(out / "killmatrix"))
+        assert proc.returncode == 0, proc.stderr
+        assert "leaked reward" in proc.stdout and f"{rec['a']['leaked']} (" in proc.stdout
+        assert "per fault family" in proc.stdout
 
     def test_eval_prescreen_flags_a_false_accept(self, pipeline, tmp_path):
         out, _ = pipeline
@@ -223,8 +261,7 @@ class TestHardenPipeline:
         assert recs["bad.cu"]["accepted"] and recs["bad.cu"]["false_accept"]
         assert not recs["bad.cu"]["pool_accepted"] and not recs["bad.cu"]["false_reject"]
         assert recs["good.cu"]["pool_accepted"] and not recs["good.cu"]["false_accept"]
-        proc = mutagym("eval", "--problem", "relu", str(good), "--prescreen")
-        assert proc.returncode == 2 and "--killmatrix" in proc.stdout
+        assert recs["bad.cu"]["prescreen"]["nearest_mutant"]["family"]      # signatures from the matrix
 
     def test_harden_json(self, pipeline):
         """A rerun resumes everything and prints JSON."""
@@ -236,6 +273,7 @@ class TestHardenPipeline:
         rec = json.loads(proc.stdout)
         rows = {r["checker"]: r for r in rec["checkers"]}
         assert rows["hardened"]["selection"] == 1.0 and rows["hardened"]["false_rejects"] is None
+        assert {"mutant pool", "kill matrix", "suites, false rejects, scores", "report"} <= set(rec["stage_seconds"])
         assert rec["hardened"]["relu"]["suite"]
 
 

@@ -152,6 +152,40 @@ class TestFalseRejects:
         rejects, checked = false_rejects(load_checker("kernelbench"), ["relu"])
         assert checked == 1 + len(load_problem("relu").variant_names) and rejects == []
 
+    def test_fuzz_rejects_correct_layernorm_kernels_at_its_largest_magnitude(self):
+        """The false-reject control: every correct LayerNorm fails the 10^19..10^20 fuzz input
+        (an fp32 sum of squares overflows), while the official inputs alone pass them all."""
+        runs = scoring.CorrectRuns()
+        fuzz, kb = load_checker("fuzz"), load_checker("kernelbench")
+        runs.prepare([fuzz, kb], ["layernorm"])
+        rejects, checked = runs.false_rejects(fuzz, ["layernorm"])
+        kernels = set(load_problem("layernorm").kernel_sources())
+        assert checked == len(kernels) and {r.kernel for r in rejects} == kernels
+        assert all("large_magnitude*1e+16" in r.message for r in rejects)
+        assert runs.false_rejects(kb, ["layernorm"]) == ([], len(kernels))
+
+    def test_shared_runs_agree_with_fresh_ones(self):
+        """A tighter comparator judged on shared runs gives the verdicts of a fresh evaluation."""
+        tight = CheckerVersion(name="tight", inputs=[InputRef(generator="normal")],
+                               comparator=ComparatorSpec(atol=1e-9, rtol=1e-9))
+        runs = scoring.CorrectRuns()
+        runs.prepare([load_checker("kernelbench"), tight], ["softmax"])
+        shared = runs.false_rejects(tight, ["softmax"])
+        fresh = false_rejects(tight, ["softmax"])
+        assert shared == fresh and shared[0]            # 1e-9 rejects fp32 softmax kernels
+
+
+class TestLeakedReward:
+    def test_binary_reward_leaked_to_accepted_mutants(self, km):
+        s = score_checker(load_checker("kernelbench"), km)
+        leak = s.leaked_reward()
+        assert leak["leaked"] == len(s.escaped) > 0
+        assert leak["witnessed"] == len(s.witnessed)
+        assert math.isclose(leak["share"], 1 - s.detection)
+        assert sum(v["leaked"] for v in leak["per_family"].values()) == leak["leaked"]
+        assert leak["per_family"]["input_domain"]["leaked"] >= 1      # relu-returns-x on U[0, 1)
+        assert sum(v["witnessed"] for v in leak["per_problem"].values()) == leak["witnessed"]
+
 
 def test_doctests():
     import doctest

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mutagym.rewards.suites as suites_module
-from mutagym.rewards.suites import (Rate, bootstrap_interval, detection_rate, exact_cover, greedy_cover,
+from mutagym.rewards.suites import (Rate, bootstrap_interval, detection_rate, exact_cover, fill_budget, greedy_cover,
                                     hash_split, heldout_evaluation, killed_matrix, select_suite)
 
 # Greedy's classic trap: "c" kills 4 mutants, but "a" + "b" cover all six.
@@ -211,3 +211,18 @@ class TestDetection:
         assert bootstrap_interval(killed, witnessed, problem_of, n_boot=1000, seed=2) != (point, low, high)
         with pytest.raises(ValueError, match="no witnessed mutants"):
             bootstrap_interval(set(), [], {})
+
+
+class TestFillBudget:
+    def test_prefers_a_new_kind_and_second_witnesses(self):
+        # a:x covers all; a:y repeats it exactly; b:z kills fewer but is another kind
+        K = np.array([[1, 1, 1], [1, 1, 0], [1, 1, 1], [1, 1, 0]], bool)
+        ids_ = ["a:x", "a:y", "b:z"]
+        assert fill_budget(K, ids_, [0], 2) == [0, 1]
+        assert fill_budget(K, ids_, [0], 2, kind=lambda x: x[0]) == [0, 2]
+
+    def test_never_exceeds_budget_and_stops_without_gain(self):
+        K = np.array([[1, 0, 0], [0, 1, 0]], bool)
+        assert fill_budget(K, ["a", "b", "c"], [0, 1], 2) == [0, 1]
+        assert fill_budget(K, ["a", "b", "c"], [0, 1], 5) == [0, 1]        # "c" kills nothing
+        assert fill_budget(K, ["a", "b", "c"], [0], 3) == [0]               # "b" is no second witness
