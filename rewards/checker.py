@@ -320,11 +320,11 @@ def load_checker(name_or_path: str | os.PathLike) -> CheckerVersion:
             known = list_checkers()
             close = difflib.get_close_matches(text_name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UnknownCheckerError(f"unknown checker {text_name!r}{hint} Known presets: "
+            raise UnknownCheckerError(f"unknown checker {text_name!r}{hint} Known checkers: "
                                       f"{', '.join(known)} (or give the path of a .json / .toml "
                                       "checker file)")
     if not path.is_file():
-        raise UnknownCheckerError(f"no checker file at {text_name!r}; known presets: "
+        raise UnknownCheckerError(f"no checker file at {text_name!r}; known checkers: "
                                   f"{', '.join(list_checkers())}")
     if path.suffix == ".toml":
         return checker_from_toml(path.read_text(), str(path))

@@ -9,7 +9,7 @@ import pytest
 import mutagym.rewards.checker as checker_module
 from mutagym.rewards.checker import (CheckerError, CheckerVersion, ComparatorSpec, InputRef,
                                      UnknownCheckerError, crossed, evaluate, evaluate_source,
-                                     list_checkers, load_checker)
+                                     default_checker, default_checker_name, list_checkers, load_checker)
 from mutagym.runtime import RunResult
 from mutagym.substrates.catalog import load_problem
 
@@ -35,8 +35,18 @@ def test_docstrings_run():
 
 class TestPresets:
     def test_list(self):
-        """Every preset TOML in configs/checkers is listed."""
-        assert list_checkers() == PRESETS
+        """Every preset TOML and the committed hardened checker in configs/checkers are listed."""
+        assert list_checkers() == sorted(PRESETS + [default_checker_name()])
+
+    def test_default_is_the_committed_catalog_checker(self):
+        """The default checker is the hardened one built from the whole catalog's kill matrix."""
+        from mutagym.substrates.catalog import list_problems
+        default = load_checker("default")
+        assert default == default_checker() and default.name == "hardened"
+        assert default.version_id == default_checker_name()
+        assert sorted(default.suites) == list_problems()
+        assert all(1 <= len(suite) <= 2 for suite in default.suites.values())
+        assert default.inputs and default.provenance["killmatrix_hash"]
 
     @pytest.mark.parametrize("name", PRESETS)
     def test_load_and_fields(self, name):
@@ -65,7 +75,7 @@ class TestPresets:
     def test_unknown_name_suggests(self):
         """An unknown preset name gets a "did you mean" and the known list."""
         with pytest.raises(UnknownCheckerError, match=r"unknown checker 'kernelbench-verifed'; did you "
-                           r"mean 'kernelbench-verified'\? Known presets: fuzz, kernelbench, "):
+                           r"mean 'kernelbench-verified'\? Known checkers: fuzz, hardened-"):
             load_checker("kernelbench-verifed")
 
     def test_unknown_path(self, tmp_path):
