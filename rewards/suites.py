@@ -27,6 +27,8 @@ when some candidate kills it; only coverable (witnessed) mutants are targets.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -140,6 +142,20 @@ def _reduce_rows(K: np.ndarray, dominance: bool) -> tuple[np.ndarray, np.ndarray
     return rows, weight
 
 
+def _silent_highs(highspy):
+    """A `Highs` solver whose construction does not print HiGHS's banner on our stdout (it is
+    written by the C++ library to file descriptor 1 before any option can turn it off)."""
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def exact_cover(K: np.ndarray, input_ids: Sequence[str], budget: int | None = None, *,
                 time_limit_s: float = 10.0) -> tuple[list[int], bool]:
     """`(columns, optimal)` from HiGHS. Without `budget`: the fewest inputs that kill every
@@ -163,7 +179,7 @@ def exact_cover(K: np.ndarray, input_ids: Sequence[str], budget: int | None = No
     rows, weight = _reduce_rows(K[:, cols], dominance=budget is None)
     n_in, n_rows = len(cols), len(rows)
     start_cols = greedy_cover(K[:, cols], [input_ids[j] for j in cols], budget)    # warm start
-    h = highspy.Highs()
+    h = _silent_highs(highspy)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(time_limit_s))
     h.setOptionValue("random_seed", 0)

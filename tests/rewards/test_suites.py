@@ -226,3 +226,14 @@ class TestFillBudget:
         assert fill_budget(K, ["a", "b", "c"], [0, 1], 2) == [0, 1]
         assert fill_budget(K, ["a", "b", "c"], [0, 1], 5) == [0, 1]        # "c" kills nothing
         assert fill_budget(K, ["a", "b", "c"], [0], 3) == [0]               # "b" is no second witness
+
+
+def test_exact_cover_prints_nothing():
+    """HiGHS's banner (written by the C++ library to fd 1) stays out of mutagym's own output."""
+    import subprocess
+    import sys
+    code = ("import numpy as np\nfrom mutagym.rewards.suites import exact_cover\n"
+            "print(exact_cover(np.array([[1, 0, 1], [0, 1, 1]], bool), ['a', 'b', 'c']))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "([2], True)\n"
