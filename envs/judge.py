@@ -275,8 +275,9 @@ class Judge:
 
     def _submit(self, source: str, problem: str, key, suite, checker_on_workers: bool) -> dict:
         handles: dict[str, Any] = {}
-        if self.prescreen and self._prescreened.get(key) is not None:
-            handles["prescreen_known"] = copy.deepcopy(self._prescreened.get(key))
+        known = self._prescreened.get(key) if self.prescreen else None
+        if known is not None:
+            handles["prescreen_known"] = copy.deepcopy(known)
         elif self.prescreen:
             try:
                 pool = self.pools.get(problem)

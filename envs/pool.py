@@ -5,8 +5,8 @@ Where a problem's pool comes from, in order:
 
 1. a pool file written from a kill matrix (`pools_from_killmatrix` + `save_pools`); the one built
    from the whole catalog ships as `configs/pools/catalog.json.gz` and is the default;
-2. otherwise the validity gate itself: every generator x shape preset x seed 0 (the kill matrix's
-   candidate set), kept when every correct kernel passes it in both schedules. This has no
+2. otherwise the validity gate itself over the kill matrix's candidate set
+   (`killmatrix.candidate_inputs`: every generator x shape preset x seed 0), kept when every correct kernel passes it in both schedules. This has no
    mutant signatures, so `nearest_mutant` is None; the result is cached on disk by the content of
    the problem's folder and the generators, so it is computed once per machine.
 
@@ -26,7 +26,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef
-from ..rewards.generators import GENERATORS, parse_input_id
+from ..mutants.killmatrix import KillMatrixSettings, candidate_inputs
+from ..rewards.generators import parse_input_id
 from ..rewards.validity import check_validity, comparator_for
 from ..substrates.catalog import Problem, load_problem
 
@@ -193,10 +194,11 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
             return load_pools(cache)[p.id]
         except (ValueError, KeyError):
             cache.unlink(missing_ok=True)    # a torn or stale file: compute again
-    refs = [InputRef(generator=g, preset=preset) for g in GENERATORS for preset in p.preset_names]
-    verdicts = check_validity(p, [r.generate(p) for r in refs], backend=backend, schedules=schedules)
+    candidates = candidate_inputs(p, KillMatrixSettings(schedules=schedules))
+    verdicts = check_validity(p, candidates, backend=backend, schedules=schedules)
     c = comparator_for(p)
-    valid = sorted((r for r, v in zip(refs, verdicts) if v.valid), key=lambda r: r.id_for(p))
+    valid = [InputRef(generator=g.generator, preset=g.preset, seed=g.seed)
+             for g, v in sorted(zip(candidates, verdicts), key=lambda gv: gv[0].id) if v.valid]
     pool = ProblemPool(p.id, tuple(valid), ComparatorSpec(atol=c.atol, rtol=c.rtol,
                                                           matched_ratio=c.matched_ratio),
                        tuple(schedules), (), "validity-gate")

@@ -53,7 +53,7 @@ import pyarrow.parquet as pq
 from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
-           "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "as_records",
+           "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "as_records", "candidate_inputs",
            "ceilings_table", "load_mutants", "run_killmatrix", "run_task", "settings_table",
            "summary_table"]
 
@@ -320,7 +320,9 @@ class KillMatrixResult:
 
 
 # ---------------------------------------------------------------------------------- driver
-def _candidates(problem, settings: KillMatrixSettings):
+def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
+    """The inputs a kill matrix gates for `problem`: each generator x shape preset x seed of
+    `settings` (every generator and every preset of the problem by default)."""
     from ..rewards.generators import GENERATORS, generate
     gens = settings.generators or tuple(GENERATORS)
     unknown = [g for g in gens if g not in GENERATORS]
@@ -335,7 +337,7 @@ def _gate(problem, settings: KillMatrixSettings):
     from ..rewards.validity import check_validity, comparator_for
     from ..runtime import RunCase
 
-    candidates = _candidates(problem, settings)
+    candidates = candidate_inputs(problem, settings)
     scalars = problem.scalar_values()
     refs = [problem.reference_outputs(g.inputs, scalars) for g in candidates]
     comparator = comparator_for(problem)

@@ -53,7 +53,7 @@ from .validity import comparator_for
 from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
 __all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
-           "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs", "pool_of_record",
+           "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs",
            "score_checker"]
 
 #: Cell outcomes that reject a mutant under any tolerance.
@@ -492,21 +492,3 @@ def median_inputs(score: CheckerScore) -> float:
     """Median number of the checker's inputs per problem found in the matrix."""
     counts = [len(v) for v in score.inputs_used.values()]
     return float(np.median(counts)) if counts else math.nan
-
-
-def pool_of_record(km: KillMatrix | str | os.PathLike, problem: str) -> CheckerVersion:
-    """The strongest check we own for `problem`: every valid input of the kill matrix, at the
-    problem's own tolerance (what a prescreen runs a submitted kernel against)."""
-    from .checker import ComparatorSpec, InputRef
-    from .generators import parse_input_id
-    km = km if isinstance(km, KillMatrix) else load_killmatrix(km)
-    ids = km.valid_inputs.get(problem)
-    if not ids:
-        raise ValueError(f"the kill matrix at {str(km.out)!r} has no valid input for problem {problem!r} "
-                         f"(it holds {', '.join(sorted(km.valid_inputs)) or 'none'})")
-    c = _problem_comparator(problem)
-    refs = [InputRef(generator=g, preset=pr, seed=sd) for _, g, pr, sd in map(parse_input_id, ids)]
-    return CheckerVersion(name="pool-of-record", description=f"every valid kill-matrix input of {problem}",
-                          source="rewards.scoring.pool_of_record", suites={problem: refs},
-                          comparator=ComparatorSpec(atol=c.atol, rtol=c.rtol, matched_ratio=c.matched_ratio),
-                          provenance={"killmatrix_hash": km.content_hash()})

@@ -9,7 +9,6 @@ import threading
 import time
 
 import gymnasium as gym
-import numpy as np
 import psutil
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -18,10 +17,11 @@ import mutagym  # noqa: F401 - registers the environments
 from mutagym.envs.judge import MAX_SOURCE_CHARS, Judge, RewardShaping
 from mutagym.envs.kernel_task import KernelTaskEnv, feedback, select_problems
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 RELU = load_problem("relu").kernel_sources()["substrate"]
 # A ReLU that returns its input: on KernelBench's inputs in [0, 1) it is indistinguishable.
-RELU_IDENTITY = RELU.replace("return fmaxf(v, 0.0f);", "return v;")
+RELU_IDENTITY = substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")
 LAYERNORM = load_problem("layernorm").kernel_sources()["substrate"]
 
 
@@ -94,7 +94,7 @@ def test_compile_error_gives_the_compile_log():
     env = KernelTaskEnv(problems=["relu"], checker="kernelbench", prescreen=False, backend="cpu",
                         shaping={"compile_error": -0.5}, max_turns=2)
     env.reset(seed=0)
-    broken = RELU.replace("return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f)")
+    broken = substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f)")
     obs, reward, terminated, truncated, info = env.step(broken)
     assert reward == -0.5 and info["category"] == "compile_error" and not terminated and not truncated
     assert "Compilation failed" in obs and 'expected a ";"' in obs and "line 15" in obs
@@ -184,7 +184,6 @@ def test_source_limit_is_the_action_space_limit():
     env = KernelTaskEnv(problems=["relu"], checker="kernelbench", prescreen=False, backend="cpu")
     assert env.action_space.max_length == MAX_SOURCE_CHARS
     assert env.action_space.contains(RELU) and not env.action_space.contains("\x00")
-    assert np.isscalar(MAX_SOURCE_CHARS)
     env.close()
 
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 RELU = load_problem("relu").kernel_sources()["substrate"]
 
@@ -16,7 +17,7 @@ def mutagym(*args: str) -> subprocess.CompletedProcess:
 def test_eval_prescreen_with_the_default_pool_reports_leakage(tmp_path):
     good, bad = tmp_path / "good.cu", tmp_path / "bad.cu"
     good.write_text(RELU)
-    bad.write_text(RELU.replace("return fmaxf(v, 0.0f);", "return v;"))
+    bad.write_text(substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;"))
     proc = mutagym("eval", "--checker", "kernelbench", "--problem", "relu", str(good), str(bad),
                    "--prescreen", "--num-cpus", "2", "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -17,11 +17,12 @@ from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_kil
 from mutagym.rewards.checker import load_checker
 from mutagym.rewards.input_cache import InputCache
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 RELU = load_problem("relu").kernel_sources()["substrate"]
-IDENTITY = RELU.replace("return fmaxf(v, 0.0f);", "return v;")
-SHIFT = RELU.replace("return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 1.0f;")
-TAIL = RELU.replace("out[i] = relu_op(x[i]);", "out[i] = relu_op(x[i + 4]);")
+IDENTITY = substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")
+SHIFT = substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 1.0f;")
+TAIL = substrate_with("relu", "out[i] = relu_op(x[i]);", "out[i] = relu_op(x[i + 4]);")
 
 
 @pytest.mark.parametrize("name", ["envs.pool", "envs.fresh_seeds", "envs.kernel_task", "envs.judge",
@@ -70,7 +71,7 @@ def test_judge_reports_the_nearest_mutant_of_a_wrong_kernel(relu_pool_file):
     judge = Judge("kernelbench", backend="cpu", pool_file=str(relu_pool_file), num_cpus=2, workers=2)
     try:
         # a hand-written wrong kernel, not one of the matrix's mutants: ReLU forgotten in a new way
-        wrong = RELU.replace("return fmaxf(v, 0.0f);", "return fmaxf(v, v);")
+        wrong = substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, v);")
         j = judge.judge(wrong, "relu")
         assert j.accepted and j.prescreen["false_accept"] is True
         assert j.prescreen["nearest_mutant"]["rule"] == "drop-relu"

@@ -19,36 +19,32 @@ import ray
 from mutagym.mutants.killmatrix import (KillMatrixSettings, MutantRecord, as_records, run_killmatrix)
 from mutagym.mutants.ray_pool import RayPool, TaskFailedError, WorkerLostError
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 TABLES = ("mutants.parquet", "inputs.parquet", "outcomes.parquet")
 SMALL = dict(generators=("uniform01", "sign_mixed", "large_offset", "affine_perturbed"),
              presets=("tiny", "remainder"), schedules=("ascending", "descending"), progress=False)
 
 
-def _sub(problem, old, new):
-    src = load_problem(problem).kernel_sources()["substrate"]
-    assert old in src, (problem, old)
-    return src.replace(old, new)
-
 
 def hand_mutants():
     """Hand-written mutants of catalog substrates, one per classic blind spot."""
     return [
         MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return v;")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")),
         MutantRecord("relu-tail-oob", "relu", "boundary", "hand-tail-oob",
-                     _sub("relu", "out[i] = relu_op(x[i]);", "out[i] = relu_op(x[i + 4]);")),
+                     substrate_with("relu", "out[i] = relu_op(x[i]);", "out[i] = relu_op(x[i + 4]);")),
         MutantRecord("softmax-no-max", "softmax", "input_domain", "hand-no-max-subtraction",
-                     _sub("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
+                     substrate_with("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
         MutantRecord("layernorm-no-weight", "layernorm", "arithmetic", "hand-drop-weight",
-                     _sub("layernorm", "xhat * weight[c] + bias[c]", "xhat + bias[c]")),
+                     substrate_with("layernorm", "xhat * weight[c] + bias[c]", "xhat + bias[c]")),
     ]
 
 
 def hanging_mutant():
     """A relu that spins forever on the tiny preset (n == 3): a slow task to kill a worker under."""
     return MutantRecord("relu-hangs-tiny", "relu", "synchronization", "hand-spin",
-                        _sub("relu", "const int tid = blockIdx.x * blockDim.x + threadIdx.x;",
+                        substrate_with("relu", "const int tid = blockIdx.x * blockDim.x + threadIdx.x;",
                              "const int tid = blockIdx.x * blockDim.x + threadIdx.x;\n"
                              "    if (n == 3) { volatile float s = 0.0f; while (s >= 0.0f) s += 1.0f; }"))
 
@@ -205,7 +201,7 @@ class TestSpecialMutants:
         """A mutant that does not build gets compile_error cells (not a task failure, not witnessed);
         `ceiling=True` writes the problem's validity ceiling."""
         broken = MutantRecord("relu-broken", "relu", "arithmetic", "hand-syntax",
-                              _sub("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f)"))
+                              substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f)"))
         r = run_killmatrix([broken, hand_mutants()[0]], KillMatrixSettings(
             out=str(tmp_path / "km"), generators=("sign_mixed",), presets=("tiny",),
             schedules=("ascending",), ceiling=True, progress=False))
@@ -321,7 +317,7 @@ class TestScheduleReuse:
         bundle = km._gate(load_problem("layernorm"), settings)[1]
         every = tuple(range(len(bundle["ids"])))
         no_barrier = MutantRecord("layernorm-no-barrier", "layernorm", "synchronization", "hand-barrier",
-                                  _sub("layernorm", "        __syncthreads();\n    }\n    const float mean",
+                                  substrate_with("layernorm", "        __syncthreads();\n    }\n    const float mean",
                                        "    }\n    const float mean"))
         for m in (hand_mutants()[3], no_barrier):
             def task(schedules):

@@ -16,30 +16,26 @@ from mutagym.rewards.checker import evaluate_source, load_checker
 from mutagym.rewards.harden import harden_checker, kill_matrix_for
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
 
-
-def _sub(problem, old, new):
-    src = load_problem(problem).kernel_sources()["substrate"]
-    assert old in src, (problem, old)
-    return src.replace(old, new)
 
 
 def hand_mutants():
     return [
         MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return v;")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")),
         MutantRecord("relu-abs", "relu", "input_domain", "hand-relu-abs",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return fabsf(v);")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return fabsf(v);")),
         MutantRecord("relu-times-1.5", "relu", "arithmetic", "hand-scale",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
         MutantRecord("relu-plus-0.5", "relu", "arithmetic", "hand-offset",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 0.5f;")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 0.5f;")),
         MutantRecord("softmax-no-max", "softmax", "input_domain", "hand-no-max-subtraction",
-                     _sub("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
+                     substrate_with("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
         MutantRecord("softmax-exp2", "softmax", "arithmetic", "hand-exp2",
-                     _sub("softmax", "expf(xr[c] - m)", "exp2f(xr[c] - m)")),
+                     substrate_with("softmax", "expf(xr[c] - m)", "exp2f(xr[c] - m)")),
     ]
 
 
@@ -253,7 +249,7 @@ class TestHardenPipeline:
         good = tmp_path / "good.cu"
         good.write_text(load_problem("relu").kernel_sources()["substrate"])
         bad = tmp_path / "bad.cu"
-        bad.write_text(_sub("relu", "return fmaxf(v, 0.0f);", "return v;"))
+        bad.write_text(substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;"))
         proc = mutagym("eval", "--checker", "kernelbench", "--problem", "relu", str(good), str(bad),
                        "--prescreen", "--killmatrix", str(out / "killmatrix"), "--json")
         assert proc.returncode == 0, proc.stderr
@@ -282,7 +278,7 @@ class TestEvalCli:
         good = tmp_path / "good.cu"
         good.write_text(load_problem("relu").kernel_sources()["substrate"])
         bad = tmp_path / "bad.cu"
-        bad.write_text(_sub("relu", "return fmaxf(v, 0.0f);", "return v;"))
+        bad.write_text(substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;"))
         proc = mutagym("eval", "--checker", "kernelbench-verified", "--problem", "relu", str(good), str(bad),
                        "--json")
         assert proc.returncode == 1, proc.stderr

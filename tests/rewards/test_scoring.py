@@ -13,27 +13,23 @@ from mutagym.rewards.scoring import (attribute_checkers, cell_killed, false_reje
                                      killed_by, load_killmatrix, score_checker)
 from mutagym.rewards.comparator import Comparator
 from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
 
 GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
 
-
-def _sub(problem, old, new):
-    src = load_problem(problem).kernel_sources()["substrate"]
-    assert old in src, (problem, old)
-    return src.replace(old, new)
 
 
 def hand_mutants():
     """Classic blind spots of U[0, 1) inputs plus one fault every checker sees."""
     return [
         MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return v;")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")),
         MutantRecord("relu-times-1.5", "relu", "arithmetic", "hand-scale",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return 1.5f * fmaxf(v, 0.0f);")),
         MutantRecord("relu-plus-5e-3", "relu", "precision", "hand-small-offset",
-                     _sub("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 5e-3f;")),
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 5e-3f;")),
         MutantRecord("softmax-no-max", "softmax", "input_domain", "hand-no-max-subtraction",
-                     _sub("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
+                     substrate_with("softmax", "expf(xr[c] - m)", "expf(xr[c])")),
     ]
 
 
