@@ -128,6 +128,10 @@ struct Fiber {
 enum { F_RUNNABLE, F_WAIT_BLOCK, F_WAIT_WARP, F_DONE };
 
 static Fiber* g_fibers;
+// Per warp of the running block, one bit a lane: waiting in a warp collective (not __activemask),
+// and exited. They answer "has every lane of the mask arrived" without visiting 32 fibers.
+static unsigned* g_warp_arrived;
+static unsigned* g_warp_done;
 static unsigned char* g_stacks;
 static size_t g_stack_stride;
 static unsigned* g_order;
@@ -138,7 +142,6 @@ static void* g_sched_sp;
 #endif
 static EntryFn g_entry;
 static void** g_entry_args;
-static int g_sync_error;
 static Line g_sync_message;
 
 #if defined(__x86_64__)
@@ -205,7 +208,7 @@ extern "C" void mg_switch(void** save_sp, void* new_sp);
 
 static void set_thread_ctx(const Fiber* f) { g_ctx->thread_idx = f->tid; }
 
-static void yield_to_scheduler();
+static void yield_thread();
 
 // A fiber's body loops, so a fiber created once can serve every block: the hand-written switch
 // simply rebuilds each fiber's first frame per block, while the ucontext fallback must create its
@@ -216,7 +219,8 @@ static void fiber_main() {
         Fiber* f = g_current;
         g_entry(g_entry_args);
         f->state = F_DONE;
-        yield_to_scheduler();
+        g_warp_done[f->linear / 32] |= 1u << (f->linear % 32);
+        yield_thread();
     }
 }
 
@@ -224,7 +228,8 @@ static void fiber_main() {
 static jmp_buf g_sched_jb;
 
 static void fiber_park_then_run() {
-    yield_to_scheduler();  // parked until the first block resumes it
+    Fiber* f = g_current;
+    if (!_setjmp(f->jb)) _longjmp(g_sched_jb, 1);  // parked until the first block resumes it
     fiber_main();
 }
 
@@ -267,6 +272,13 @@ static void fiber_init(Fiber* f, unsigned index) {
 #endif
 }
 
+// A pass of the scheduler visits g_order once and runs every runnable thread in turn; g_cursor is
+// the position of the running one. A thread that stops hands over directly to the next runnable
+// thread of the pass, and only the last one returns to the scheduler. Threads at one barrier stop
+// on the same chain of calls, so the direct hand-off returns along addresses the CPU's return
+// predictor already holds; going through the scheduler cost two mispredicted returns per switch.
+static unsigned g_cursor;
+
 static void resume(Fiber* f) {
     g_current = f;
     set_thread_ctx(f);
@@ -277,8 +289,34 @@ static void resume(Fiber* f) {
 #endif
 }
 
-static void yield_to_scheduler() {
+static void switch_fiber(Fiber* from, Fiber* to) {
+    g_current = to;
+    set_thread_ctx(to);
+#ifdef MG_UCONTEXT
+    if (!_setjmp(from->jb)) _longjmp(to->jb, 1);
+#else
+    mg_switch(&from->sp, to->sp);
+#endif
+}
+
+static void try_complete_activemask(unsigned warp);
+static int g_sync_error;
+
+// The running thread has stopped (barrier, warp collective, exit or sync error): run the next
+// runnable thread of this pass, or return to the scheduler when none is left.
+static void yield_thread() {
     Fiber* f = g_current;
+    try_complete_activemask(f->linear / 32);
+    if (!g_sync_error) {
+        for (unsigned k = g_cursor + 1; k < g_nthreads; k++) {
+            Fiber* next = &g_fibers[g_order[k]];
+            if (next->state == F_RUNNABLE) {
+                g_cursor = k;
+                switch_fiber(f, next);
+                return;
+            }
+        }
+    }
 #ifdef MG_UCONTEXT
     if (!_setjmp(f->jb)) _longjmp(g_sched_jb, 1);
 #else
@@ -366,7 +404,7 @@ extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line
     f->line = line;
     f->site = site;
     f->op = 0;
-    yield_to_scheduler();
+    yield_thread();
 }
 
 extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int site, int op,
@@ -381,7 +419,7 @@ extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int li
     f->site = site;
     f->op = op;
     f->value = (unsigned long long)pred;
-    yield_to_scheduler();
+    yield_thread();
     return (int)f->result;
 }
 
@@ -416,7 +454,7 @@ extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void)
     f->state = F_WAIT_WARP;
     f->kind = KIND_ACTIVEMASK;
     g_activemask_waiters++;
-    yield_to_scheduler();
+    yield_thread();
     return (unsigned)f->result;
 }
 
@@ -426,6 +464,10 @@ static const unsigned long long POISON_BITS = ~0ULL;
 
 static void complete_warp(unsigned warp, unsigned group) {
     Fiber* lanes = g_fibers + warp * 32;
+    unsigned votes = 0;                 // ballot of the group, computed once
+    int have_votes = 0;
+    int reduced_kind = -1, reduced_arg = 0;  // the last __reduce_*_sync result, reused by its peers
+    unsigned long long reduced = 0;
     for (unsigned l = 0; l < 32; l++) {
         if (!(group >> l & 1)) continue;
         Fiber* f = &lanes[l];
@@ -444,15 +486,19 @@ static void complete_warp(unsigned warp, unsigned group) {
             r = (src >= 0 && src < 32 && (group >> src & 1)) ? lanes[src].value : POISON_BITS;
             if (src == (long)l) r = f->value;
         } else if (f->kind == 5 || f->kind == 6 || f->kind == 7) {
-            unsigned bits = 0;
-            for (unsigned k = 0; k < 32; k++)
-                if ((group >> k & 1) && lanes[k].value) bits |= 1u << k;
-            r = f->kind == 5 ? bits : f->kind == 6 ? bits != 0 : bits == group;
+            if (!have_votes) {
+                for (unsigned k = 0; k < 32; k++)
+                    if ((group >> k & 1) && lanes[k].value) votes |= 1u << k;
+                have_votes = 1;
+            }
+            r = f->kind == 5 ? votes : f->kind == 6 ? votes != 0 : votes == group;
         } else if (f->kind == 8 || f->kind == 9) {
             unsigned same = 0;
             for (unsigned k = 0; k < 32; k++)
                 if ((group >> k & 1) && lanes[k].value == f->value) same |= 1u << k;
             r = f->kind == 8 ? same : (same == group ? group : 0);
+        } else if (f->kind >= 10 && f->kind == reduced_kind && f->arg == reduced_arg) {
+            r = reduced;
         } else if (f->kind >= 10) {
             int is_signed = f->arg;
             long long acc = 0;
@@ -472,11 +518,15 @@ static void complete_warp(unsigned warp, unsigned group) {
                 }
             }
             r = (unsigned long long)(unsigned)acc;
+            reduced_kind = f->kind;
+            reduced_arg = f->arg;
+            reduced = r;
         }
         f->result = r;
     }
     for (unsigned l = 0; l < 32; l++)
         if (group >> l & 1) lanes[l].state = F_RUNNABLE;
+    g_warp_arrived[warp] &= ~group;
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_op(
@@ -488,15 +538,14 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
     }
     Fiber* f = g_current;
     unsigned lane = f->linear % 32, warp = f->linear / 32;
-    unsigned exist = 0;
-    for (unsigned l = 0; l < 32; l++)
-        if (warp * 32 + l < g_nthreads) exist |= 1u << l;
+    unsigned lanes_here = g_nthreads - warp * 32;   // lanes of this warp that exist
+    unsigned exist = lanes_here >= 32 ? ~0u : (1u << lanes_here) - 1;
     if (width < 1 || width > 32 || (width & (width - 1))) {
         Line m; m.s(kind_name(kind)).s(" with width ").i(width).s(" (must be a power of two <= 32) in ");
         describe_thread(m, f);
         fail_sync(m);
         f->state = F_WAIT_WARP;
-        yield_to_scheduler();
+        yield_thread();
         return value;
     }
     if (!(mask >> lane & 1)) {
@@ -504,7 +553,7 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
         describe_thread(m, f).s(")");
         fail_sync(m);
         f->state = F_WAIT_WARP;
-        yield_to_scheduler();
+        yield_thread();
         return value;
     }
     f->state = F_WAIT_WARP;
@@ -513,24 +562,23 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
     f->value = value;
     f->arg = arg;
     f->width = width;
-    Fiber* lanes = g_fibers + warp * 32;
-    int ready = 1;
-    for (unsigned l = 0; l < 32 && ready; l++) {
-        if (!(f->mask >> l & 1)) continue;
-        if (lanes[l].state == F_DONE) {
+    g_warp_arrived[warp] |= 1u << lane;
+    // The lowest lane of the mask that has not arrived decides: an exited one is an error.
+    unsigned missing = f->mask & ~g_warp_arrived[warp];
+    int ready = missing == 0;
+    if (!ready) {
+        unsigned l = (unsigned)__builtin_ctz(missing);
+        if (g_warp_done[warp] >> l & 1) {
             Line m; m.s(kind_name(kind)).s(" waits for lane ").u(l).s(" of warp ").u(warp)
                 .s(" in mask ").hex(mask).s(", which has already exited");
             fail_sync(m);
-            ready = 0;
-        } else if (lanes[l].state != F_WAIT_WARP || lanes[l].kind == KIND_ACTIVEMASK) {
-            ready = 0;
         }
     }
     if (ready) {
         complete_warp(warp, f->mask);
         return f->result;
     }
-    yield_to_scheduler();
+    yield_thread();
     return f->result;
 }
 
@@ -575,6 +623,8 @@ static void thread_coords(unsigned linear, const Dim3& b, Dim3* out) {
 // Runs one block as fibers; returns 0, or 1 after a sync error (message in g_sync_message).
 static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
     g_activemask_waiters = 0;
+    memset(g_warp_arrived, 0, sizeof(unsigned) * ((g_nthreads + 31) / 32));
+    memset(g_warp_done, 0, sizeof(unsigned) * ((g_nthreads + 31) / 32));
     for (unsigned t = 0; t < g_nthreads; t++) {
         Fiber* f = &g_fibers[t];
         f->state = F_RUNNABLE;
@@ -584,14 +634,14 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
     }
     make_order(g_order, g_nthreads, 0x5eed0000ULL + block_linear);
     for (;;) {
-        for (unsigned k = 0; k < g_nthreads; k++) {
-            Fiber* f = &g_fibers[g_order[k]];
-            if (f->state == F_RUNNABLE) {
-                resume(f);
-                try_complete_activemask(f->linear / 32);
+        for (unsigned k = 0; k < g_nthreads; k++) {   // a pass: threads hand over to each other
+            if (g_fibers[g_order[k]].state == F_RUNNABLE) {
+                g_cursor = k;
+                resume(&g_fibers[g_order[k]]);
+                break;
             }
-            if (g_sync_error) return 1;
         }
+        if (g_sync_error) return 1;
         unsigned done = 0, runnable = 0, at_block = 0, at_warp = 0;
         Fiber* first_block = nullptr;
         int mixed_lines = 0;
@@ -796,6 +846,22 @@ static char* read_all_stdin() {
     return buf;
 }
 
+// Fiber stacks (each above a guard page), fibers and their per-warp bookkeeping, for up to
+// g_max_threads threads of g_stack_bytes stack each; before the sandbox closes.
+static void allocate_fibers() {
+    g_stack_stride = 4096 + ((g_stack_bytes + 4095) & ~(size_t)4095);
+    g_stacks = (unsigned char*)mmap(nullptr, g_stack_stride * g_max_threads, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (g_stacks == MAP_FAILED) die("allocating fiber stacks failed");
+    for (unsigned t = 0; t < g_max_threads; t++) mprotect(g_stacks + (size_t)t * g_stack_stride, 4096, PROT_NONE);
+    g_fibers = (Fiber*)calloc(g_max_threads, sizeof(Fiber));
+    g_warp_arrived = (unsigned*)calloc((g_max_threads + 31) / 32, sizeof(unsigned));
+    g_warp_done = (unsigned*)calloc((g_max_threads + 31) / 32, sizeof(unsigned));
+#ifdef MG_UCONTEXT
+    create_fibers_before_sandbox();
+#endif
+}
+
 int main() {
     int stack_marker;
     struct rlimit stack_lim;
@@ -866,17 +932,7 @@ int main() {
     }
 
     // Everything the kernel will touch is allocated before the sandbox closes.
-    g_stack_stride = 4096 + ((g_stack_bytes + 4095) & ~(size_t)4095);
-    if (g_fiber_mode) {
-        g_stacks = (unsigned char*)mmap(nullptr, g_stack_stride * g_max_threads, PROT_READ | PROT_WRITE,
-                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (g_stacks == MAP_FAILED) die("allocating fiber stacks failed");
-        for (unsigned t = 0; t < g_max_threads; t++) mprotect(g_stacks + (size_t)t * g_stack_stride, 4096, PROT_NONE);
-        g_fibers = (Fiber*)calloc(g_max_threads, sizeof(Fiber));
-#ifdef MG_UCONTEXT
-        create_fibers_before_sandbox();
-#endif
-    }
+    if (g_fiber_mode) allocate_fibers();
     g_order = (unsigned*)calloc(g_max_threads ? g_max_threads : 1, sizeof(unsigned));
     g_print_buf = g_print_cap ? (char*)malloc(g_print_cap) : nullptr;
     {   // warm vsnprintf's lazy state (locale, tables) while system calls are still allowed

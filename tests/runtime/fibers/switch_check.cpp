@@ -40,14 +40,8 @@ int main() {
     g_fiber_mode = 1;
     g_stack_bytes = 64 * 1024;
     g_max_threads = 64;
-    g_stack_stride = 4096 + g_stack_bytes;
-    g_stacks = (unsigned char*)mmap(nullptr, g_stack_stride * g_max_threads, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    g_fibers = (Fiber*)calloc(g_max_threads, sizeof(Fiber));
+    allocate_fibers();
     g_order = (unsigned*)calloc(g_max_threads, sizeof(unsigned));
-#ifdef MG_UCONTEXT
-    create_fibers_before_sandbox();
-#endif
     Launch launch;
     memset(&launch, 0, sizeof launch);
     launch.entry = entry;
