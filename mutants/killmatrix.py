@@ -211,6 +211,21 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+#: The last problem's references prepared for comparison (`rewards.comparator.Reference`), kept by
+#: the worker process: tasks go out grouped by problem, so the next task usually reuses them.
+_prepared: dict[str, list[dict]] = {}
+
+
+def _prepared_references(bundle: dict) -> list[dict]:
+    from ..rewards.comparator import Reference
+    key = bundle["key"]
+    if key not in _prepared:
+        _prepared.clear()
+        _prepared[key] = [{name: Reference(expected) for name, expected in refs.items()}
+                          for refs in bundle["references"]]
+    return _prepared[key]
+
+
 def run_task(task: _Task, bundles: dict) -> dict:
     """Run one task on a worker: compile the mutant once, run its cells; kernel faults are outcomes.
     A task's schedules run over the union of its inputs (they differ only on a resumed run)."""
@@ -224,7 +239,7 @@ def run_task(task: _Task, bundles: dict) -> dict:
     if not isinstance(bundle, dict):    # an ObjectRef: each problem's inputs are put once
         import ray
         bundle = ray.get(bundle)
-    ids, cases, refs = bundle["ids"], bundle["cases"], bundle["references"]
+    ids, cases, refs = bundle["ids"], bundle["cases"], _prepared_references(bundle)
     comparator = Comparator(**bundle["comparator"])
     rows = []
     try:
@@ -354,6 +369,7 @@ def _gate(problem, settings: KillMatrixSettings):
     }
     bundle["digests"] = {candidates[i].id: _input_digest(candidates[i], scalars, bundle["comparator"])
                          for i in valid}
+    bundle["key"] = _sha(json.dumps([problem.id, sorted(bundle["digests"].items())]))[:16]
     rows = [{"id": v.input.id, "problem": problem.id, "generator": v.input.generator,
              "preset": v.input.preset, "seed": v.input.seed, "valid": v.valid, "reason": v.reason,
              "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
@@ -447,7 +463,7 @@ def _kill(pool: RayPool, records: list[MutantRecord], bundles: dict, settings: K
                 and r.get("input_sha") == bundles[problem_of[key[0]]]["digests"][key[1]]):
             stored.setdefault(key, {k: r[k] for k in OUTCOMES_SCHEMA.names})
     tasks, labels = [], []
-    for m in records:
+    for m in sorted(records, key=lambda m: (m.problem, m.id)):   # a worker's next task reuses its references
         ids = bundles[m.problem]["ids"]
         missing = {s: tuple(i for i, iid in enumerate(ids) if (m.id, iid, s) not in stored)
                    for s in settings.schedules}

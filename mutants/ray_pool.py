@@ -35,6 +35,8 @@ __all__ = ["RAY_LOGS", "RayPool", "TaskFailedError", "WorkerLostError", "worker_
 
 #: Where a local Ray cluster writes the logs of its worker processes.
 RAY_LOGS = "/tmp/ray/session_latest/logs"
+#: Tasks submitted ahead per CPU of the cluster (see `RayPool.map_unordered`).
+IN_FLIGHT_PER_CPU = 4
 
 
 class TaskFailedError(RuntimeError):
@@ -169,6 +171,10 @@ class RayPool:
         Raises `TaskFailedError` when a task's code raises and `WorkerLostError` when a task's
         worker died on every try. A failure does not stop the other tasks: every task that
         succeeds is yielded first, then the first failure is raised (the rest in its `.others`).
+
+        Tasks start in payload order, a few per CPU of the cluster in flight at a time: workers
+        never wait, and the driver never waits on thousands of handles at once (one `ray.wait`
+        over every pending task made the driver's own work grow with the square of their number).
         """
         import ray
         from ray.exceptions import RayTaskError, WorkerCrashedError, NodeDiedError
@@ -185,15 +191,27 @@ class RayPool:
         options = dict(max_retries=self.max_retries, num_cpus=1, retry_exceptions=False)
         shared_refs = [ray.put(s) for s in shared]
         fn_ref = ray.put(fn)
-        pending = {remote.options(name=labels[i][:200], **options).remote(fn_ref, p, *shared_refs): i
-                   for i, p in enumerate(payloads)}
+        window = max(4, IN_FLIGHT_PER_CPU * int(self.cluster_cpus))
+        pending: dict = {}
+        submitted = 0
+
+        def submit_more() -> None:
+            nonlocal submitted
+            while submitted < n and len(pending) < window:
+                i = submitted
+                ref = remote.options(name=labels[i][:200], **options).remote(fn_ref, payloads[i], *shared_refs)
+                pending[ref] = i
+                submitted += 1
+
         start = time.perf_counter()
         failures: list[Exception] = []
         with _Progress(self.progress, self.description, sum(weights)) as bar:
+            submit_more()
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
                 ref = done[0]
                 i = pending.pop(ref)
+                submit_more()
                 # A failed task does not stop the others: they finish and are yielded (stored by
                 # the caller), and the first failure is raised once nothing is left running.
                 try:

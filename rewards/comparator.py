@@ -7,10 +7,13 @@ a loose ratio with garbage), and NaN never matches NaN unless `nan_matches` says
 
 Outputs that are bitwise `identical` compare identically, so a caller that runs one input under
 several thread schedules may reuse the first comparison (most kernels do not depend on the order).
+A caller that compares many outputs against one reference (a kill matrix: every mutant against the
+same inputs) passes a `Reference`, which holds what depends on the reference alone.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -52,35 +55,35 @@ class Comparator:
     def compare(self, out: np.ndarray, ref: np.ndarray) -> Comparison:
         return self.measure(out, ref)[0]
 
-    def measure(self, out: np.ndarray, ref: np.ndarray,
+    def measure(self, out: np.ndarray, ref: "np.ndarray | Reference",
                 ratios: tuple[float, ...] = ()) -> tuple[Comparison, tuple[float, ...]]:
         """`compare(out, ref)` and `tolerance_needed(out, ref, q)` for each q in `ratios`, with the
         same values, from one |out - ref| pass (a kill matrix needs all of them for every cell).
+        `ref` may be a `Reference` prepared once for many outputs.
 
         >>> c, needs = Comparator(1e-2, 1e-2).measure(np.array([1.0, 2.0]), np.array([1.0, 2.02]), (1.0,))
         >>> c.passed, needs == (tolerance_needed(np.array([1.0, 2.0]), np.array([1.0, 2.02])),)
         (True, True)
         """
         out = np.asarray(out)
-        ref = np.asarray(ref)
-        if out.shape != ref.shape:
+        reference = ref if isinstance(ref, Reference) else Reference(ref)
+        if out.shape != reference.shape:
             return (Comparison(False, float("inf"), float("inf"), 1.0,
-                               f"output shape {out.shape} != reference shape {ref.shape}"),
-                    tuple(tolerance_needed(out, ref, q) for q in ratios))
+                               f"output shape {out.shape} != reference shape {reference.shape}"),
+                    tuple(float("inf") if out.size != reference.r.size else
+                          tolerance_needed(out, reference.r, q) for q in ratios))
         if out.size == 0:
             return Comparison(True, 0.0, 0.0, 0.0), tuple(0.0 for _ in ratios)
-        errors = _Errors(out, ref)
+        errors = _Errors(out, reference)
         return self._verdict(errors, out.shape), tuple(errors.needed(q) for q in ratios)
 
     def _verdict(self, e: "_Errors", shape: tuple[int, ...]) -> Comparison:
         with np.errstate(invalid="ignore", over="ignore"):
-            scratch = np.multiply(e.abs_ref, self.rtol)
-            np.add(scratch, self.atol, out=scratch)
-            close = np.less_equal(e.diff, scratch)
+            threshold = e.ref.threshold(self.atol, self.rtol)
+            close = np.less_equal(e.diff, threshold, out=e.close)
             if e.all_finite:         # the common case: no masks needed, same values
                 max_abs = float(e.max_diff)
-                np.maximum(e.abs_ref, np.finfo(np.float64).tiny, out=scratch)
-                max_rel = float(np.divide(e.diff, scratch, out=scratch).max())
+                max_rel = float(np.divide(e.diff, e.ref.rel_denominator, out=e.scratch).max())
                 mismatch = float(1.0 - np.count_nonzero(close) / close.size)
                 bad_count = 0
             else:
@@ -92,7 +95,7 @@ class Comparator:
                 finite_diff = np.where(ref_finite & np.isfinite(o), e.diff, 0.0)
                 bad_count = int(bad.sum())
                 max_abs = float("inf") if bad_count else float(finite_diff.max())
-                rel = finite_diff / np.maximum(e.abs_ref, np.finfo(np.float64).tiny)
+                rel = finite_diff / e.ref.rel_denominator
                 max_rel = float(np.where(bad, np.inf, np.where(ref_finite, rel, 0.0)).max())
                 mismatch = float(1.0 - close.mean())
         if bad_count:
@@ -107,20 +110,92 @@ class Comparator:
         return Comparison(passed, max_abs, max_rel, mismatch, message)
 
 
-class _Errors:
-    """|out - ref| and |ref| of one non-empty output in float64, computed once and shared by the
-    verdict and every `tolerance_needed` ratio; the masks for NaN/Inf only where one occurs."""
+class Reference:
+    """A reference output in float64 with what every comparison against it reuses: |ref|, the
+    per-element budget atol + rtol * |ref| of each tolerance asked for, and the denominators of
+    the relative error and of `tolerance_needed`. Each is computed on first use, then kept.
 
-    def __init__(self, out: np.ndarray, ref: np.ndarray):
-        self.out = np.ravel(out)
+    >>> ref = Reference(np.array([1.0, 2.02]))
+    >>> Comparator(1e-2, 1e-2).compare(np.array([1.0, 2.0]), ref).passed
+    True
+    """
+
+    def __init__(self, ref: np.ndarray):
+        ref = np.asarray(ref)
+        self.shape = ref.shape
         self.r = np.asarray(ref, dtype=np.float64).ravel()
-        with np.errstate(invalid="ignore", over="ignore"):
-            self.diff = np.subtract(self.out, self.r)    # out widens to float64 exactly, in the loop
-            np.abs(self.diff, out=self.diff)
         self.abs_ref = np.abs(self.r)
+        self._thresholds: dict[tuple[float, float], np.ndarray] = {}
+        self._rel_denominator = self._need_denominator = self._finite = None
+
+    def threshold(self, atol: float, rtol: float) -> np.ndarray:
+        """atol + rtol * |ref| per element."""
+        budget = self._thresholds.get((atol, rtol))
+        if budget is None:
+            with np.errstate(invalid="ignore", over="ignore"):
+                budget = np.multiply(self.abs_ref, rtol)
+                np.add(budget, atol, out=budget)
+            self._thresholds[(atol, rtol)] = budget
+        return budget
+
+    @property
+    def rel_denominator(self) -> np.ndarray:
+        if self._rel_denominator is None:
+            self._rel_denominator = np.maximum(self.abs_ref, np.finfo(np.float64).tiny)
+        return self._rel_denominator
+
+    @property
+    def need_denominator(self) -> np.ndarray:
+        if self._need_denominator is None:
+            self._need_denominator = np.add(self.abs_ref, 1.0)
+        return self._need_denominator
+
+    @property
+    def finite(self) -> np.ndarray:
+        if self._finite is None:
+            self._finite = np.isfinite(self.r)
+        return self._finite
+
+
+_workspace = threading.local()
+
+
+_WORKSPACE_SIZES = 8
+
+
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's float64 |out - ref| and scratch arrays and a boolean one, of n elements.
+
+    Reused from comparison to comparison (for the last few sizes seen: a problem's inputs come in
+    a few shapes): large temporaries freshly allocated each time cost more in page faults than the
+    arithmetic. Nothing a comparison returns refers to them."""
+    sizes = getattr(_workspace, "sizes", None)
+    if sizes is None:
+        sizes = _workspace.sizes = {}
+    arrays = sizes.pop(n, None)
+    if arrays is None:
+        arrays = (np.empty(n), np.empty(n), np.empty(n, dtype=bool))
+        if len(sizes) >= _WORKSPACE_SIZES:
+            del sizes[next(iter(sizes))]       # the least recently used size
+    sizes[n] = arrays
+    return arrays
+
+
+class _Errors:
+    """|out - ref| of one non-empty output in float64, computed once and shared by the verdict
+    and every `tolerance_needed` ratio; the masks for NaN/Inf only where one occurs."""
+
+    def __init__(self, out: np.ndarray, ref: Reference):
+        self.out = np.ravel(out)
+        self.ref = ref
+        self.r, self.abs_ref = ref.r, ref.abs_ref
+        self.diff, self.scratch, self.close = _buffers(self.out.size)
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.subtract(self.out, self.r, out=self.diff)    # out widens to float64 exactly, in the loop
+            np.abs(self.diff, out=self.diff)
         self.max_diff = self.diff.max()          # NaN or Inf unless every element is finite
         self.all_finite = bool(np.isfinite(self.max_diff))
-        self.ref_finite = None if self.all_finite else np.isfinite(self.r)
+        self.ref_finite = None if self.all_finite else ref.finite
         self._need = None
 
     @property
@@ -144,8 +219,7 @@ class _Errors:
 
     def _element_needs(self) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
-            need = np.add(self.abs_ref, 1.0)
-            np.divide(self.diff, need, out=need)
+            need = np.divide(self.diff, self.ref.need_denominator, out=self.scratch)
         if not self.all_finite:
             same_special = (self.o == self.r) & ~self.ref_finite
             need = np.where(self.ref_finite, need, np.where(same_special, 0.0, np.inf))
@@ -171,7 +245,7 @@ def tolerance_needed(out: np.ndarray, ref: np.ndarray, matched_ratio: float = 1.
         return float("inf")
     if o.size == 0:
         return 0.0
-    return _Errors(o, r).needed(matched_ratio)
+    return _Errors(o, Reference(r)).needed(matched_ratio)
 
 
 def identical(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray]) -> bool:

@@ -130,6 +130,24 @@ class TestMeasure:
             assert (c.passed, c.max_abs, c.max_rel, c.mismatch_ratio, needs) == (
                 passed, max_abs, max_rel, mismatch, oracle_needs), trial
 
+    def test_a_prepared_reference_gives_the_same_floats(self):
+        """A `Reference` reused across outputs and tolerances, with outputs of other sizes compared
+        in between (the reused scratch arrays), gives exactly what a plain array gives."""
+        from mutagym.rewards.comparator import Reference
+        rng = np.random.default_rng(11)
+        refs = [rng.standard_normal(n) * 10 ** rng.uniform(-3, 3) for n in (1, 5, 400, 3000)]
+        refs[2][[4, 9]] = (np.inf, np.nan)
+        prepared = [Reference(r) for r in refs]
+        for trial in range(200):
+            k = int(rng.integers(0, len(refs)))
+            ref = refs[k]
+            out = (ref + rng.standard_normal(ref.size) * 10 ** rng.uniform(-8, 1)).astype(np.float32)
+            if rng.random() < 0.3:
+                out[rng.integers(0, ref.size)] = np.nan
+            comparator = Comparator(atol=float(rng.choice([1e-2, 1e-4])), rtol=float(rng.choice([1e-2, 0.0])),
+                                    matched_ratio=float(rng.choice([1.0, 0.99])))
+            assert comparator.measure(out, prepared[k], (1.0, 0.99)) == comparator.measure(out, ref, (1.0, 0.99)), trial
+
     def test_shape_mismatch_and_empty(self):
         c, needs = Comparator(1e-2, 1e-2).measure(np.zeros((2, 3)), np.zeros((3, 2)), (1.0,))
         assert not c.passed and needs == (tolerance_needed(np.zeros((2, 3)), np.zeros((3, 2))),)
