@@ -228,6 +228,12 @@ def _describe_fault(outcome: str, detail: str, memory: DeviceMemory, case: int) 
         return RunResult("memory_fault", message=f"{access} {target}{thread}")
     if "misaligned" in words:
         return RunResult("memory_fault", message=f"misaligned {access}{thread}")
+    if "outside" in fields:   # a wild address, told relative to device memory so runs agree
+        delta = int(fields["outside"])
+        where = (f"{delta - memory.size} bytes past the end of" if delta >= memory.size
+                 else f"{-delta} bytes before")
+        return RunResult("memory_fault", message=f"invalid {access} {where} device memory (outside every "
+                                                 f"buffer){thread}")
     address = fields.get("address", "?")
     hint = " (a null pointer, or a misaligned vector load)" if address == "0x0" else ""
     return RunResult("memory_fault", message=f"invalid {access} at address {address}{hint}{thread}")

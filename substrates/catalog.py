@@ -356,13 +356,20 @@ class Problem:
 
         fn = self.reference_function()
         where = dict(path=self.reference_path, key="reference.function", problem=self.id)
+        threads = torch.get_num_threads()
         try:
+            # One thread: torch splits a parallel reduction by its thread count, so the last bits
+            # of a reference would otherwise depend on the machine (and differ between a Ray
+            # worker, which runs single-threaded, and the driver).
+            torch.set_num_threads(1)
             with torch.no_grad():
                 result = fn(*tensors, **values)
         except Exception as exc:
             raise ProblemSpecError(where["path"], f"the reference of problem {self.id!r} raised "
                                    f"{type(exc).__name__}: {exc}", where["key"],
                                    problem=self.id) from exc
+        finally:
+            torch.set_num_threads(threads)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         if len(results) != len(self.spec.outputs):
             raise ProblemSpecError(where["path"], f"the reference of problem {self.id!r} returned "

@@ -85,6 +85,16 @@ class TestMemoryFaults:
         assert r.outcome == "memory_fault"
         assert "invalid read at address 0x0" in r.message
 
+    def test_wild_read_is_told_relative_to_device_memory(self):
+        """A read far from every buffer (4 TiB below: unmapped) names its distance from device
+        memory, not a raw address, so the message is the same in every run (the runner's mappings
+        move with ASLR)."""
+        k = compiled(kernel_1d("if (i == 0) out[i] = x[-(1L << 40)];"))
+        first, second = (k.run({"x": X}, OUT, N) for _ in range(2))
+        assert first.outcome == "memory_fault"
+        assert "bytes before device memory (outside every buffer)" in first.message
+        assert first.message == second.message
+
     def test_misaligned_vector_load(self):
         """A float4 load from x + 1 is misaligned, as on a GPU: a memory_fault, not a silent load."""
         k = compiled(kernel_1d("if (i < n / 4 - 1) reinterpret_cast<float4*>(out)[i] = "

@@ -275,6 +275,30 @@ def test_reference_shapes(pid):
             assert outputs[name].dtype == want, (preset, name)
 
 
+def test_reference_bits_do_not_depend_on_torch_threads():
+    """A reference is the same bits whatever torch's thread count (a 2-thread mean of 16k
+    elements sums in another order than a 1-thread one), and the caller's count is left alone."""
+    import hashlib
+
+    import torch
+
+    from mutagym.rewards.generators import generate
+
+    problem = load_problem("mse_loss")
+    g = generate(problem, "affine_perturbed", preset="official")
+    before = torch.get_num_threads()
+    digests = []
+    try:
+        for threads in (2, 1):
+            torch.set_num_threads(threads)
+            out = problem.reference_outputs(g.inputs)
+            digests.append(hashlib.sha256(out["out"].tobytes()).hexdigest())
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
+    assert digests[0] == digests[1]
+
+
 CANONICAL = {
     "relu": (["x"], ["out"], ["n"], []),
     "softmax": (["x"], ["out"], ["rows", "cols"], []),
