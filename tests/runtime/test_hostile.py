@@ -95,6 +95,21 @@ class TestMemoryFaults:
         assert "bytes before device memory (outside every buffer)" in first.message
         assert first.message == second.message
 
+    def test_addresses_are_the_same_in_every_run(self):
+        """The runner maps everything at fixed addresses (no ASLR), so a kernel that reads the
+        neighbours of a __shared__ array (the kernel object's table of runtime addresses, among
+        others) or prints a pointer gets the same bytes in every run: verdicts reproduce."""
+        k = compiled(kernel_1d("""
+            __shared__ float tile[256];
+            tile[threadIdx.x] = 1.0f;
+            __syncthreads();
+            if (i < n) out[i] = tile[(int)threadIdx.x - 256];
+            if (i == 0) printf("%p %p", (void*)tile, (void*)x);
+        """))
+        first, second = (k.run({"x": X}, OUT, N) for _ in range(2))
+        assert first.ok and first.stdout and first.stdout == second.stdout
+        assert first.outputs["out"].tobytes() == second.outputs["out"].tobytes()
+
     def test_misaligned_vector_load(self):
         """A float4 load from x + 1 is misaligned, as on a GPU: a memory_fault, not a silent load."""
         k = compiled(kernel_1d("if (i < n / 4 - 1) reinterpret_cast<float4*>(out)[i] = "
