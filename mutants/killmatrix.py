@@ -43,7 +43,7 @@ import math
 import os
 import platform
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -211,19 +211,32 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-#: The last problem's references prepared for comparison (`rewards.comparator.Reference`), kept by
-#: the worker process: tasks go out grouped by problem, so the next task usually reuses them.
-_prepared: dict[str, list[dict]] = {}
+#: The last problem's cases and references, prepared once and kept by the worker process (tasks
+#: go out grouped by problem, so the next task usually reuses them): references ready for
+#: comparison (`rewards.comparator.Reference`), and cases whose inputs are the same read-only
+#: arrays task after task, so the runtime keeps them in device memory (`runtime.buffers.frozen`).
+_prepared: dict[str, tuple[list, list[dict]]] = {}
 
 
-def _prepared_references(bundle: dict) -> list[dict]:
+def _prepared_problem(bundle: dict) -> tuple[list, list[dict]]:
     from ..rewards.comparator import Reference
+    from ..runtime.buffers import frozen
     key = bundle["key"]
     if key not in _prepared:
         _prepared.clear()
-        _prepared[key] = [{name: Reference(expected) for name, expected in refs.items()}
-                          for refs in bundle["references"]]
+        cases = [replace(case, inputs={name: a if frozen(a) else _read_only_copy(a)
+                                       for name, a in case.inputs.items()})
+                 for case in bundle["cases"]]
+        references = [{name: Reference(expected) for name, expected in refs.items()}
+                      for refs in bundle["references"]]
+        _prepared[key] = cases, references
     return _prepared[key]
+
+
+def _read_only_copy(array: np.ndarray) -> np.ndarray:
+    copy = np.array(array)
+    copy.flags.writeable = False
+    return copy
 
 
 def run_task(task: _Task, bundles: dict) -> dict:
@@ -239,7 +252,8 @@ def run_task(task: _Task, bundles: dict) -> dict:
     if not isinstance(bundle, dict):    # an ObjectRef: each problem's inputs are put once
         import ray
         bundle = ray.get(bundle)
-    ids, cases, refs = bundle["ids"], bundle["cases"], _prepared_references(bundle)
+    ids = bundle["ids"]
+    cases, refs = _prepared_problem(bundle)
     comparator = Comparator(**bundle["comparator"])
     rows = []
     try:

@@ -128,7 +128,17 @@ struct Fiber {
 };
 enum { F_RUNNABLE, F_WAIT_BLOCK, F_WAIT_WARP, F_DONE };
 
+// Threads of the running block in each state, kept by set_state, so that the scheduler learns
+// after a pass whether the block is done, blocked or deadlocked without visiting every thread.
+static unsigned g_in_state[4];
+
 static Fiber* g_fibers;
+
+static inline void set_state(Fiber* f, int state) {
+    g_in_state[f->state]--;
+    g_in_state[state]++;
+    f->state = state;
+}
 // Per warp of the running block, one bit a lane: waiting in a warp collective (not __activemask),
 // and exited. They answer "has every lane of the mask arrived" without visiting 32 fibers.
 static unsigned* g_warp_arrived;
@@ -219,7 +229,7 @@ static void fiber_main() {
     for (;;) {
         Fiber* f = g_current;
         g_entry(g_entry_args);
-        f->state = F_DONE;
+        set_state(f, F_DONE);
         g_warp_done[f->linear / 32] |= 1u << (f->linear % 32);
         yield_thread();
     }
@@ -308,6 +318,19 @@ static void switch_fiber(Fiber* from, Fiber* to) {
 static void try_complete_activemask(unsigned warp);
 static int g_sync_error;
 
+// A block's threads touch more stack and bookkeeping than the L1 cache holds, so each switch
+// would stall on the next thread's saved registers. While position k of the pass runs, the saved
+// frames of k + 1 (whose Fiber was fetched one switch earlier) and the Fiber of k + 2 are fetched.
+static inline void prefetch_after(unsigned k) {
+    if (k + 2 < g_nthreads) __builtin_prefetch(&g_fibers[g_order[k + 2]]);
+    if (k + 1 < g_nthreads) {
+        const char* sp = (const char*)g_fibers[g_order[k + 1]].sp;
+        __builtin_prefetch(sp);
+        __builtin_prefetch(sp + 64);
+        __builtin_prefetch(sp + 128);
+    }
+}
+
 // The running thread has stopped (barrier, warp collective, exit or sync error): run the next
 // runnable thread of this pass, or return to the scheduler when none is left.
 static void yield_thread() {
@@ -318,6 +341,7 @@ static void yield_thread() {
             Fiber* next = &g_fibers[g_order[k]];
             if (next->state == F_RUNNABLE) {
                 g_cursor = k;
+                prefetch_after(k);
                 switch_fiber(f, next);
                 return;
             }
@@ -400,17 +424,33 @@ static void fail_sync(const char* why) {
 }
 
 // ------------------------------------------------------------------ barriers (called by kernels)
+// The barrier being filled: the site of its first arrival, whether a thread arrived at another
+// site (divergent __syncthreads), and how many arrivals had a true predicate.
+static int g_barrier_site, g_barrier_mixed;
+static unsigned long long g_barrier_true;
+
+static void arrive_at_barrier(Fiber* f, int line, int site, int op, int pred) {
+    if (g_in_state[F_WAIT_BLOCK] == 0) {
+        g_barrier_site = site;
+        g_barrier_mixed = 0;
+        g_barrier_true = 0;
+    } else if (site != g_barrier_site) {
+        g_barrier_mixed = 1;
+    }
+    g_barrier_true += pred != 0;
+    f->line = line;
+    f->site = site;
+    f->op = op >= 1 && op <= 3 ? op : 0;   // count, and, or; anything else reads 0
+    set_state(f, F_WAIT_BLOCK);
+    yield_thread();
+}
+
 extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line, int site) {
     if (!g_fiber_mode) {
         fail_sync("a barrier was reached in a kernel run without fibers");
         return;
     }
-    Fiber* f = g_current;
-    f->state = F_WAIT_BLOCK;
-    f->line = line;
-    f->site = site;
-    f->op = 0;
-    yield_thread();
+    arrive_at_barrier(g_current, line, site, 0, 0);
 }
 
 extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int site, int op,
@@ -420,12 +460,7 @@ extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int li
         return 0;
     }
     Fiber* f = g_current;
-    f->state = F_WAIT_BLOCK;
-    f->line = line;
-    f->site = site;
-    f->op = op;
-    f->value = (unsigned long long)pred;
-    yield_thread();
+    arrive_at_barrier(f, line, site, op, pred);
     return (int)f->result;
 }
 
@@ -449,7 +484,7 @@ static void try_complete_activemask(unsigned warp) {
         if (!(waiting >> l & 1)) continue;
         Fiber* f = &g_fibers[warp * 32 + l];
         f->result = waiting;
-        f->state = F_RUNNABLE;
+        set_state(f, F_RUNNABLE);
         g_activemask_waiters--;
     }
 }
@@ -457,7 +492,7 @@ static void try_complete_activemask(unsigned warp) {
 extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void) {
     if (!g_fiber_mode) return 1u << (g_ctx->thread_idx.x % 32);
     Fiber* f = g_current;
-    f->state = F_WAIT_WARP;
+    set_state(f, F_WAIT_WARP);
     f->kind = KIND_ACTIVEMASK;
     g_activemask_waiters++;
     yield_thread();
@@ -531,7 +566,7 @@ static void complete_warp(unsigned warp, unsigned group) {
         f->result = r;
     }
     for (unsigned l = 0; l < 32; l++)
-        if (group >> l & 1) lanes[l].state = F_RUNNABLE;
+        if (group >> l & 1) set_state(&lanes[l], F_RUNNABLE);
     g_warp_arrived[warp] &= ~group;
 }
 
@@ -550,7 +585,7 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
         Line m; m.s(kind_name(kind)).s(" with width ").i(width).s(" (must be a power of two <= 32) in ");
         describe_thread(m, f);
         fail_sync(m);
-        f->state = F_WAIT_WARP;
+        set_state(f, F_WAIT_WARP);
         yield_thread();
         return value;
     }
@@ -558,11 +593,11 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
         Line m; m.s(kind_name(kind)).s(" called by lane ").u(lane).s(" whose bit is not in mask ").hex(mask).s(" (");
         describe_thread(m, f).s(")");
         fail_sync(m);
-        f->state = F_WAIT_WARP;
+        set_state(f, F_WAIT_WARP);
         yield_thread();
         return value;
     }
-    f->state = F_WAIT_WARP;
+    set_state(f, F_WAIT_WARP);
     f->mask = mask & exist;
     f->kind = kind;
     f->value = value;
@@ -638,6 +673,8 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
         thread_coords(t, b, &f->tid);
         fiber_init(f, t);
     }
+    g_in_state[F_RUNNABLE] = g_nthreads;
+    g_in_state[F_WAIT_BLOCK] = g_in_state[F_WAIT_WARP] = g_in_state[F_DONE] = 0;
     make_order(g_order, g_nthreads, 0x5eed0000ULL + block_linear);
     for (;;) {
         for (unsigned k = 0; k < g_nthreads; k++) {   // a pass: threads hand over to each other
@@ -648,52 +685,40 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
             }
         }
         if (g_sync_error) return 1;
-        unsigned done = 0, runnable = 0, at_block = 0, at_warp = 0;
-        Fiber* first_block = nullptr;
-        int mixed_lines = 0;
-        Fiber* other_line = nullptr;
-        for (unsigned t = 0; t < g_nthreads; t++) {
-            Fiber* f = &g_fibers[t];
-            switch (f->state) {
-                case F_DONE: done++; break;
-                case F_RUNNABLE: runnable++; break;
-                case F_WAIT_WARP: at_warp++; break;
-                case F_WAIT_BLOCK:
-                    at_block++;
-                    if (!first_block) first_block = f;
-                    else if (f->site != first_block->site && !mixed_lines) { mixed_lines = 1; other_line = f; }
-                    break;
-            }
-        }
-        if (done == g_nthreads) return 0;
-        if (runnable) continue;
-        if (at_block && !at_warp && !mixed_lines) {
+        if (g_in_state[F_DONE] == g_nthreads) return 0;
+        if (g_in_state[F_RUNNABLE]) continue;
+        unsigned at_block = g_in_state[F_WAIT_BLOCK], at_warp = g_in_state[F_WAIT_WARP];
+        if (at_block && !at_warp && !g_barrier_mixed) {
             // Every thread still running waits at the same __syncthreads: release the block.
             // Threads that already returned count as arrived, as they do on current GPUs.
-            unsigned long long count = 0, all = 1, any = 0;
+            const unsigned long long result[4] = {0, g_barrier_true, g_barrier_true == at_block,
+                                                  g_barrier_true != 0};
             for (unsigned t = 0; t < g_nthreads; t++) {
                 Fiber* f = &g_fibers[t];
                 if (f->state != F_WAIT_BLOCK) continue;
-                count += f->value != 0;
-                all &= f->value != 0;
-                any |= f->value != 0;
-            }
-            for (unsigned t = 0; t < g_nthreads; t++) {
-                Fiber* f = &g_fibers[t];
-                if (f->state != F_WAIT_BLOCK) continue;
-                f->result = f->op == 1 ? count : f->op == 2 ? all : f->op == 3 ? any : 0;
+                f->result = result[f->op];
                 f->state = F_RUNNABLE;
             }
+            g_in_state[F_RUNNABLE] = at_block;
+            g_in_state[F_WAIT_BLOCK] = 0;
             continue;
         }
         Line m;
-        if (mixed_lines) {
+        if (g_barrier_mixed && at_block) {
+            Fiber* first_block = nullptr;
+            Fiber* other_line = nullptr;
+            for (unsigned t = 0; t < g_nthreads && !other_line; t++) {
+                Fiber* f = &g_fibers[t];
+                if (f->state != F_WAIT_BLOCK) continue;
+                if (!first_block) first_block = f;
+                else if (f->site != first_block->site) other_line = f;
+            }
             m.s("divergent __syncthreads: ");
             describe_thread(m, first_block).s(" waits at line ").i(first_block->line).s(", ");
             describe_thread(m, other_line).s(" at line ").i(other_line->line);
         } else {
             m.s("deadlock: ").u(at_block).s(" threads wait at __syncthreads, ").u(at_warp)
-                .s(" at warp collectives, ").u(done).s(" have exited");
+                .s(" at warp collectives, ").u(g_in_state[F_DONE]).s(" have exited");
             for (unsigned t = 0; t < g_nthreads; t++) {
                 Fiber* f = &g_fibers[t];
                 if (f->state == F_WAIT_WARP) {

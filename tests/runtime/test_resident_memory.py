@@ -1,0 +1,75 @@
+"""Device memory kept between batches: a kill matrix runs thousands of kernels on the same cases,
+so the CPU backend keeps the last batch's memfd while its inputs are frozen (read-only arrays that
+nothing can change) and only resets outputs and scratch for the next batch. Reuse must never show:
+a kept batch gives the same results as a fresh one, and different or writable inputs are copied in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mutagym.runtime import RunCase
+from mutagym.runtime import cpu_backend
+from mutagym.runtime.buffers import frozen
+from submission_text import compiled, submission
+
+SCALE = submission("""
+    extern "C" __global__ void scale(const float* x, float* y, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = 2.0f * x[i];
+    }
+""", {"kernel": "scale", "grid": ["ceil_div(n, 64)"], "block": [64], "args": ["x", "y", "n"]})
+
+# Writes only the first half of y: whatever a kept memory left in the second half must not show.
+HALF = SCALE.replace("if (i < n)", "if (i < n / 2)")
+
+
+def read_only(values) -> np.ndarray:
+    array = np.array(values, dtype=np.float32)
+    array.flags.writeable = False
+    return array
+
+
+def cases(x: np.ndarray) -> list[RunCase]:
+    return [RunCase({"x": x}, {"y": (x.shape, "float32")}, {"n": x.size})]
+
+
+def test_frozen_means_nothing_can_change_the_contents():
+    writable = np.zeros(4, np.float32)
+    view = writable.view()
+    view.flags.writeable = False
+    assert not frozen(writable)
+    assert not frozen(view)                         # its base can still be written
+    assert frozen(read_only([1, 2]))
+    assert frozen(read_only([1, 2, 3, 4])[1:])
+    assert frozen(np.frombuffer(bytes(16), np.float32))
+    over_bytearray = np.frombuffer(bytearray(16), np.float32)
+    over_bytearray.flags.writeable = False
+    assert not frozen(over_bytearray)
+
+
+def test_a_batch_on_the_same_frozen_inputs_reuses_the_memory_and_resets_outputs():
+    x = read_only(np.arange(100))
+    first = compiled(SCALE).run_batch(cases(x))[0]
+    kept = cpu_backend._resident.memory
+    assert kept is not None
+    second = compiled(HALF).run_batch(cases(x))[0]
+    assert cpu_backend._resident.memory is kept          # no new memfd, no copy of the inputs
+    np.testing.assert_array_equal(first.outputs["y"], 2 * np.arange(100, dtype=np.float32))
+    np.testing.assert_array_equal(second.outputs["y"][:50], 2 * np.arange(50, dtype=np.float32))
+    assert np.isnan(second.outputs["y"][50:]).all()     # poison again, not the first kernel's values
+
+
+def test_other_frozen_inputs_of_the_same_shape_are_copied_in():
+    compiled(SCALE).run_batch(cases(read_only(np.arange(100))))
+    result = compiled(SCALE).run_batch(cases(read_only(np.full(100, 7))))[0]
+    np.testing.assert_array_equal(result.outputs["y"], np.full(100, 14, np.float32))
+
+
+def test_writable_inputs_are_not_kept_and_their_changes_show():
+    x = np.arange(100, dtype=np.float32)
+    compiled(SCALE).run_batch(cases(x))
+    assert cpu_backend._resident.memory is None
+    x[:] = 3
+    result = compiled(SCALE).run_batch(cases(x))[0]
+    np.testing.assert_array_equal(result.outputs["y"], np.full(100, 6, np.float32))
