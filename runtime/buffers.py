@@ -115,12 +115,18 @@ class DeviceMemory:
                 view = np.frombuffer(self.map, dtype=np.uint8, count=p.nbytes, offset=p.offset)
                 if buf.role == "input":
                     view[:] = np.ascontiguousarray(inputs[case][buf.name]).view(np.uint8).reshape(-1)
-                else:
-                    view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
+                    continue
+                view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
+                if inputs is None:   # what a kernel wrote around the data (see reset) goes too
+                    self.map[p.region[0]:p.offset] = bytes(p.offset - p.region[0])
+                    self.map[p.offset + p.nbytes:p.region[1]] = bytes(p.region[1] - p.offset - p.nbytes)
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch
-        (inputs are read-only to the runner, so they need no copy)."""
+        or another kernel on the same cases (inputs are read-only to the runner, so they need no
+        copy). The zero bytes of a fresh memfd around each writable buffer's data, which a kernel
+        can write out of bounds without faulting (see the module docstring), are restored too:
+        after a reset the memory is byte for byte as freshly laid out and filled."""
         self._fill(None)
 
     def read(self, case: int, name: str) -> np.ndarray:

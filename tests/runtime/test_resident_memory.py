@@ -73,3 +73,29 @@ def test_writable_inputs_are_not_kept_and_their_changes_show():
     x[:] = 3
     result = compiled(SCALE).run_batch(cases(x))[0]
     np.testing.assert_array_equal(result.outputs["y"], np.full(100, 6, np.float32))
+
+
+# Out of bounds by one on either side of y, where the emulator cannot fault (the unused head of
+# y's first page, and the slack of its last 16-byte slot when n is not a multiple of 4).
+SCRIBBLE = submission("""
+    extern "C" __global__ void scribble(const float* x, float* y, int n) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) { y[-1] = 42.0f; y[n] = 43.0f; }
+    }
+""", {"kernel": "scribble", "grid": [1], "block": [1], "args": ["x", "y", "n"]})
+PEEK = submission("""
+    extern "C" __global__ void peek(const float* x, float* y, int n) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) { y[0] = y[-1]; y[1] = y[n]; }
+    }
+""", {"kernel": "peek", "grid": [1], "block": [1], "args": ["x", "y", "n"]})
+
+
+def test_what_a_kernel_wrote_out_of_bounds_does_not_reach_the_next_kernel():
+    x = read_only(np.arange(99))
+    fresh = compiled(PEEK).run_batch(cases(x))[0]
+    scribbled = compiled(SCRIBBLE).run_batch(cases(x))[0]
+    assert scribbled.ok
+    kept = cpu_backend._resident.memory
+    after = compiled(PEEK).run_batch(cases(x))[0]
+    assert cpu_backend._resident.memory is kept
+    np.testing.assert_array_equal(after.outputs["y"][:2], [0.0, 0.0])
+    np.testing.assert_array_equal(after.outputs["y"], fresh.outputs["y"])
