@@ -117,9 +117,10 @@ class DeviceMemory:
                     view[:] = np.ascontiguousarray(inputs[case][buf.name]).view(np.uint8).reshape(-1)
                     continue
                 view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
-                if inputs is None:   # what a kernel wrote around the data (see reset) goes too
-                    self.map[p.region[0]:p.offset] = bytes(p.offset - p.region[0])
-                    self.map[p.offset + p.nbytes:p.region[1]] = bytes(p.region[1] - p.offset - p.nbytes)
+                # the bytes around the data, zero in a fresh memfd, which a kernel can write out
+                # of bounds without faulting (the module docstring): zero again after a reset
+                self.map[p.region[0]:p.offset] = bytes(p.offset - p.region[0])
+                self.map[p.offset + p.nbytes:p.region[1]] = bytes(p.region[1] - p.offset - p.nbytes)
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch

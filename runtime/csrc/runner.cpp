@@ -699,7 +699,7 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
                 f->result = result[f->op];
                 f->state = F_RUNNABLE;
             }
-            g_in_state[F_RUNNABLE] = at_block;
+            g_in_state[F_RUNNABLE] += at_block;
             g_in_state[F_WAIT_BLOCK] = 0;
             continue;
         }
