@@ -6,7 +6,9 @@ arrays, output shapes, dims and scalars) and checks everything a GPU would refus
 get wrong, so that both backends (CPU emulator and CuPy) receive the same, already valid plan:
 
 - every buffer (input, output, scratch) with its dtype, shape, size and initial contents;
-- every launch with a 3-d grid and block within CUDA limits and its dynamic shared memory;
+- every launch with a 3-d grid and block within CUDA limits and its dynamic shared memory, and
+  with no more threads than `thread_budget` allows for the buffers' sizes (the largest legal
+  grid costs seconds of emulation, not minutes per input);
 - every argument bound to a buffer (pointer parameters, element type checked) or packed into
   the little-endian bytes of its value parameter.
 
@@ -27,6 +29,7 @@ from .expressions import Expr, did_you_mean
 from .submission import MAX_DYNAMIC_SHARED_BYTES, Launch, Param, Submission, check_launch_limits
 
 __all__ = ["ITEMSIZE", "MAX_DYNAMIC_SHARED_BYTES", "MAX_SCRATCH_BYTES", "OUTPUT_DTYPES",
+           "thread_budget",
            "ArgBinding", "BufferSpec", "ResolvedLaunch", "ResolvedPlan", "resolve_plan"]
 
 #: Bytes per element of every dtype a buffer may have.
@@ -37,6 +40,24 @@ OUTPUT_DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64", 
                  "uint32", "bool")
 #: Largest scratch buffer, in bytes: a bad `size` must fail here, not exhaust a worker's memory.
 MAX_SCRATCH_BYTES = 1 << 32
+#: Threads one launch may have, whatever the sizes: a few seconds of the emulator's time.
+MIN_THREAD_BUDGET = 1 << 22
+#: ... and per element of all buffers together: a block of up to 1024 threads per element (a row,
+#: a bin) is a launch real kernels make; more is a grid chosen to burn the judge's time.
+THREADS_PER_ELEMENT = 1024
+#: ... and never more than this (tens of seconds of the emulator's time on a trivial kernel).
+MAX_THREAD_BUDGET = 1 << 27
+
+
+def thread_budget(elements: int) -> int:
+    """Most threads one launch may have when all its buffers hold *elements* elements.
+
+    >>> thread_budget(1000), thread_budget(1 << 16), thread_budget(1 << 24)
+    (4194304, 67108864, 134217728)
+    """
+    return max(MIN_THREAD_BUDGET, min(THREADS_PER_ELEMENT * elements, MAX_THREAD_BUDGET))
+
+
 # struct format of each value-parameter dtype (little-endian, standard sizes).
 _PACK = {"int8": "<b", "uint8": "<B", "int16": "<h", "uint16": "<H", "int32": "<i", "uint32": "<I",
          "int64": "<q", "uint64": "<Q", "float32": "<f", "float64": "<d", "bool": "<?"}
@@ -135,11 +156,17 @@ def resolve_plan(sub: Submission, inputs: Mapping[str, np.ndarray],
     by_name = {b.name: b for b in buffers}
 
     launches = []
+    budget = thread_budget(sum(b.nbytes // ITEMSIZE[b.dtype] for b in buffers))
     for launch in sub.launches:
         grid = [_evaluate(e, env, scalars) for e in launch.grid]
         block = [_evaluate(e, env, scalars) for e in launch.block]
         shared = _evaluate(launch.shared_bytes, env, scalars)
         check_launch_limits(launch, grid, block, shared)
+        threads = math.prod(grid) * math.prod(block)
+        if threads > budget:
+            raise LaunchError(f"the launch has {threads:,} threads (grid {grid} x block {block}); "
+                              f"for buffers of this size at most {budget:,} are run",
+                              where=f"launch {launch.index} ({launch.kernel})", line=launch.line)
         signature = sub.kernels[launch.kernel]
         args = tuple(_bind(launch, i, param, kinds, by_name, dims, scalars)
                      for i, param in enumerate(signature.params))

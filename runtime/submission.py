@@ -25,9 +25,12 @@ from typing import NoReturn
 
 from .errors import LaunchError, SubmissionError
 from .expressions import Expr, did_you_mean, parse_expression
+from .preprocessed import check_preprocessed
 
 #: Largest accepted submission, in UTF-8 bytes.
 MAX_SUBMISSION_BYTES = 256 * 1024
+#: Largest `/* mutagym */` block: a launch plan is a few tables, not a document.
+MAX_LAUNCH_BLOCK_CHARS = 16 * 1024
 #: Headers a submission may include (angle or quote form); NVRTC has no others.
 ALLOWED_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "stdint.h", "math.h", "cstdint", "cmath")
 #: Element types a `[[scratch]]` buffer may have.
@@ -90,6 +93,8 @@ _CUDA_HOST = ("{name!r} is a CUDA host API call; a submission holds device code 
 _REFUSED_WORDS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("asm", "__asm__", "__asm"),
                     ("always", "inline assembly ({name!r}) is not allowed")),
+    **dict.fromkeys(("__has_include", "__has_include_next"),
+                    ("always", "{name!r} is not allowed: a kernel cannot probe the host's files")),
     "_Pragma": ("always", "{name!r} is not allowed; the only pragmas are '#pragma unroll' and "
                           "'#pragma nounroll'"),
     **dict.fromkeys(("new", "delete"), ("always", _HEAP)),
@@ -206,7 +211,11 @@ def parse_submission(source: str | bytes) -> Submission:
     >>> str(sub.kernels["relu"]), sub.launches[0].grid[0].evaluate({"n": 1000}), sub.uses_barriers
     ('relu(const float* x, float* out, int n)', 4, False)
     """
-    return _parse_text(_as_text(source))
+    try:
+        return _parse_text(_as_text(source))
+    except RecursionError:
+        raise SubmissionError("the text nests too deeply to be parsed (brackets, parentheses or "
+                              "TOML arrays inside one another)", where="submission") from None
 
 
 def strip_comments_and_strings(source: str) -> str:
@@ -247,9 +256,18 @@ def _as_text(source: str | bytes) -> str:
     if "\0" in text:
         raise SubmissionError("text contains a NUL character ('\\x00')",
                               line=text.count("\n", 0, text.index("\0")) + 1)
+    if control := _CONTROL.search(text):
+        raise SubmissionError(f"control character {control.group()[0]!r} is not allowed: form "
+                              "feeds, vertical tabs and lone carriage returns change where a "
+                              "compiler sees lines and directives begin",
+                              line=text.count("\n", 0, control.start()) + 1)
     if not text.strip():
         raise SubmissionError(f"text is empty ({text!r})", where="submission")
     return text
+
+
+#: C0 control characters other than tab and newline (and carriage return before a newline).
+_CONTROL = re.compile(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
 
 
 def _check_size(nbytes: int) -> None:
@@ -269,6 +287,7 @@ def _parse_text(text: str) -> Submission:
                      for i, table in enumerate(block.tables("launch")))
     scratch = tuple(_read_scratch(i, table, block)
                     for i, table in enumerate(block.tables("scratch")))
+    check_preprocessed(text)
     seen: dict[str, int] = {}
     for s in scratch:
         if s.name in seen:
@@ -284,7 +303,7 @@ def _parse_text(text: str) -> Submission:
 # Lexing: what the compiler sees
 # --------------------------------------------------------------------------------------------
 
-_SPLICE = re.compile(r"\\\r?\n")
+_SPLICE = re.compile(r"\\[ \t]*\r?\n")  # GCC also splices "\\ <newline>"
 _LEX = re.compile(r"""
       (?P<raw>\b(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)")
     | (?P<line>//[^\n]*)
@@ -482,6 +501,9 @@ class _LaunchBlock:
                                   line=scan.source_line(found[1][0]))
         body_start, body_end = found[0]
         body = scan.source[body_start:body_end]
+        if len(body) > MAX_LAUNCH_BLOCK_CHARS:
+            raise SubmissionError(f"the /* mutagym */ block has {len(body)} characters; at most "
+                                  f"{MAX_LAUNCH_BLOCK_CHARS} are read", line=scan.source_line(body_start))
         self.lines = body.split("\n")
         self.first_line = scan.source_line(body_start)
         self._headers: dict[str, list[int]] = {}  # table name -> indexes of its [[name]] lines

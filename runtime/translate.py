@@ -4,13 +4,16 @@ The submission's own text is kept line for line (a `#line` directive makes g++ r
 submission's line numbers), with three rewrites: the allowed CUDA/C headers are dropped because the
 precompiled emulation header already provides them; `extern __shared__ T name[];` becomes a
 declaration aliasing the one dynamic shared-memory block; and an entry shim per launched kernel is
-appended so the runner can call it with untyped argument slots.
+appended so the runner can call it with untyped argument slots. The CUDA macros NVRTC predefines
+(`__CUDA_ARCH__`, `__CUDACC__`, ...) are defined in front, so `#if __CUDA_ARCH__ >= 700` takes
+the same branch here as in the NVRTC gate (`preprocessed.emulator_macros`).
 """
 
 from __future__ import annotations
 
 import re
 
+from .preprocessed import emulator_macros
 from .submission import Submission
 
 #: Dynamic shared memory available to one block (bytes); the plan checks `shared_bytes` against it.
@@ -52,4 +55,5 @@ def translation_unit(submission: Submission) -> str:
     shims = "".join(
         f'extern "C" __attribute__((visibility("default"))) void {entry_symbol(k)}(void** a) '
         f"{{ __mg_call({k}, a); }}\n" for k in kernels)
-    return f'#line 1 "submission.cu"\n{body}\n#line 1 "mutagym-generated"\n{_EPILOGUE}{shims}'
+    defines = "".join(f"#define {name} {value}\n" for name, value in emulator_macros().items())
+    return f'{defines}#line 1 "submission.cu"\n{body}\n#line 1 "mutagym-generated"\n{_EPILOGUE}{shims}'

@@ -284,8 +284,14 @@ class TestLaunchLimits:
             resolve(source, dims={"n": 65536})
 
     def test_large_grid_x(self):
-        plan = resolve(one_kernel("int n", ["n"], grid='["n"]'), dims={"n": 2**31 - 1})
-        assert plan.launches[0].grid == (2**31 - 1, 1, 1)
+        plan = resolve(one_kernel("int n", ["n"], grid='["n"]'), dims={"n": 2**22})
+        assert plan.launches[0].grid == (2**22, 1, 1)
+
+    def test_grid_within_cuda_limits_but_over_the_thread_budget(self):
+        """The largest grid CUDA allows would burn minutes of emulation per input: refused."""
+        with launch_error(r"the launch has 2,147,483,647 threads \(grid \[2147483647\] x block \[1\]\); "
+                          r"for buffers of this size at most 4,194,304 are run"):
+            resolve(one_kernel("int n", ["n"], grid='["n"]'), dims={"n": 2**31 - 1})
 
     def test_shared_bytes(self):
         source = one_kernel("int n", ["n"], extra='shared_bytes = "n * 4"\n')

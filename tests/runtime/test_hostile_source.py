@@ -1,0 +1,191 @@
+"""The source wall: what a submission's text may contain is decided on what the compilers see.
+
+Each attack here was found by trying the checks as an adversary would: characters and splices
+that make our lexer and GCC's disagree, code that only one compiler compiles, host files probed
+through the preprocessor, attributes that place bytes where the loader runs them, and parser
+inputs that crash instead of failing. Every test goes through the real preprocessor (g++ -E in a
+bounded child); the `TestPreprocessedWall` tests call that wall directly, past the raw-text
+checks, to show it holds on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mutagym.runtime import SubmissionError, compile, parse_submission
+from mutagym.runtime.preprocessed import check_preprocessed, emulator_macros, nvrtc_macros
+from submission_text import launch, submission
+
+ONE_D = launch("k", ["ceil_div(n, 128)"], [128], ["x", "out", "n"])
+KERNEL = ('extern "C" __global__ void k(const float* x, float* out, int n) {\n'
+          "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "    if (i < n) out[i] = x[i] * SCALE;\n"
+          "}\n")
+
+
+def with_prelude(prelude: str, body: str = KERNEL) -> str:
+    """A launchable submission whose code starts with *prelude* (raw, not dedented)."""
+    return submission("#define SCALE 1.0f\n", ONE_D).replace("#define SCALE 1.0f\n", prelude + body)
+
+
+def refused(text: str, pattern: str, line: int | None = None) -> SubmissionError:
+    with pytest.raises(SubmissionError, match=pattern) as info:
+        parse_submission(text)
+    if line is not None:
+        assert info.value.line == line, str(info.value)
+    return info.value
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
+
+
+class TestCharactersAndSplices:
+    @pytest.mark.parametrize("char, name", [("\f", "form feed"), ("\v", "vertical tab"),
+                                            ("\r", "lone carriage return")])
+    def test_control_characters_before_a_directive(self, char, name):
+        """GCC takes a form feed or vertical tab as white space before `#`, and a lone CR as a line
+        end: each would hide a directive from a line-based check. Refused at their line."""
+        text = with_prelude(f"int a;{char}#include \"/etc/hostname\"\n#define SCALE 1.0f\n")
+        refused(text, r"control character .* is not allowed: form feeds, vertical tabs and lone "
+                      r"carriage returns", line=line_of(text, "int a;"))
+
+    def test_backslash_space_newline_splice_smuggles_no_asm(self):
+        """GCC joins `\\ <newline>` like `\\<newline>`: `a\\ \\nsm` is `asm`."""
+        text = with_prelude("#define SCALE 1.0f\n__device__ void f() { a\\ \nsm(\"nop\"); }\n")
+        refused(text, r"inline assembly \('asm'\) is not allowed", line=line_of(text, "__device__ void f"))
+
+    def test_crlf_line_ends_are_fine(self):
+        text = with_prelude("#define SCALE 1.0f\n").replace("\n", "\r\n")
+        assert parse_submission(text).kernels["k"].name == "k"
+
+
+class TestTwoCompilersOneKernel:
+    def test_code_only_nvrtc_compiles_is_refused(self):
+        """`#ifndef __CUDACC_RTC__` lets the gate (NVRTC) and the run (g++) judge different kernels."""
+        text = with_prelude("#ifndef __CUDACC_RTC__\n#define SCALE 2.0f\n#else\n#define SCALE 1.0f\n#endif\n")
+        refused(text, r"NVRTC and the CPU emulator would compile different code here",
+                line=line_of(text, "out[i] = x[i] * SCALE"))
+
+    def test_code_only_gcc_compiles_is_refused(self):
+        text = with_prelude("#define SCALE 1.0f\n#ifdef __GNUC__\n__device__ int only_here;\n#endif\n")
+        refused(text, r"would compile different code here", line=line_of(text, "only_here"))
+
+    def test_arch_branches_are_the_same_in_both(self):
+        """`__CUDA_ARCH__` is the gate's (800) in the emulator too, so the branch NVRTC compiles is
+        the branch that runs."""
+        assert emulator_macros()["__CUDA_ARCH__"] == nvrtc_macros()["__CUDA_ARCH__"] == "800"
+        text = with_prelude("#if __CUDA_ARCH__ >= 700\n#define SCALE ((float)__CUDA_ARCH__)\n"
+                            "#else\n#define SCALE 0.0f\n#endif\n")
+        x = np.ones(64, np.float32)
+        r = compile(text, backend="cpu").run({"x": x}, {"out": ((64,), "float32")}, {"n": 64})
+        assert r.ok and np.all(r.outputs["out"] == 800.0)
+
+
+class TestHostFiles:
+    def test_has_include_probe_is_refused(self):
+        text = with_prelude('#if __has_include("/etc/passwd")\n#define SCALE 1.0f\n#else\n'
+                            "#define SCALE 0.0f\n#endif\n")
+        refused(text, r"'__has_include' is not allowed: a kernel cannot probe the host's files",
+                line=line_of(text, "__has_include"))
+
+    def test_host_header_is_refused_without_its_contents(self):
+        text = with_prelude('#include "/etc/hostname"\n#define SCALE 1.0f\n')
+        err = refused(text, r"#include '\"/etc/hostname\"' is not allowed")
+        host = open("/etc/hostname").read().strip()
+        assert host not in str(err)
+
+
+class TestAttributes:
+    @pytest.mark.parametrize("declaration, name", [
+        ('__attribute__((section(".text.payload"))) const unsigned char code[] = {0xc3};', "section"),
+        ('__attribute__((aligned(4), ifunc("pick"))) void f();', "ifunc"),
+        ("__attribute__((constructor)) void early() {}", "constructor"),
+        ("__attribute((destructor)) void late() {}", "destructor"),
+        ('void g() {} void h() __attribute__((alias("g")));', "alias"),
+        ('__attribute__((target_clones("avx2", "default"))) int t() { return 1; }', "target_clones"),
+        ("[[gnu::constructor]] void early() {}", "constructor"),
+        ("[[maybe_unused, gnu::__section__(\".init_array\")]] static int s;", "__section__"),
+        ("#define PLACE section\n__attribute__((PLACE(\".text\"))) const int c = 1;", "section"),
+        ("int q = 1'2; __attribute__((used)) static int u = 3'4;", "used"),
+    ])
+    def test_attribute_outside_the_allowed_set(self, declaration, name):
+        """Attributes that place code or data where the loader runs it are refused on the
+        preprocessed tokens, so a macro or a digit separator hides none of them."""
+        text = with_prelude(f"#define SCALE 1.0f\n{declaration}\n")
+        refused(text, rf"attribute '{name}' is not allowed")
+
+    def test_declspec_is_refused(self):
+        refused(with_prelude("#define SCALE 1.0f\n__declspec(dllexport) int d;\n"), r"'__declspec' is not allowed")
+
+    def test_ordinary_attributes_build_and_run(self):
+        text = with_prelude("#define SCALE 1.0f\n__attribute__((aligned(16))) __device__ float table[4];\n"
+                            "[[maybe_unused]] static __device__ int unused_counter;\n"
+                            "__device__ __attribute__((noinline)) float twice(float v) { return 2.0f * v; }\n")
+        x = np.arange(32, dtype=np.float32)
+        r = compile(text, backend="cpu").run({"x": x}, {"out": ((32,), "float32")}, {"n": 32})
+        assert r.ok and np.array_equal(r.outputs["out"], x)
+
+
+class TestPreprocessedWall:
+    """The preprocessed check on its own: texts the raw checks would already refuse."""
+
+    @pytest.mark.parametrize("code, word", [
+        ("#define CAT(a, b) a##b\nint CAT(a, sm);", "asm"),
+        ('#define CAT(a, b) a##b\nCAT(_Pra, gma)("GCC optimize(0)")', "_Pragma"),
+        ('#define CAT(a, b) a##b\n#if CAT(__has_, include)("/etc/passwd")\nint leak;\n#endif', "__has_include"),
+        ('__asm__("syscall");', "__asm__"),
+    ])
+    def test_poisoned_words_however_assembled(self, code, word):
+        with pytest.raises(SubmissionError, match=rf"'{word}' is not allowed in a kernel") as info:
+            check_preprocessed(code + "\n")
+        assert info.value.line is not None
+
+    def test_a_host_file_is_never_reached(self):
+        with pytest.raises(SubmissionError, match="a header outside the allowed ones|not one of the "
+                                                  "allowed headers") as info:
+            check_preprocessed('#include "/etc/hostname"\nint a;\n')
+        assert open("/etc/hostname").read().strip() not in str(info.value)
+        assert "/etc" not in str(info.value)
+
+    def test_pragma_other_than_unroll(self):
+        with pytest.raises(SubmissionError, match=r"the only pragmas are"):
+            check_preprocessed("#pragma GCC optimize(\"O0\")\nint a;\n")
+        check_preprocessed("__device__ void f(float* p) {\n#pragma unroll 4\n"
+                           "for (int i = 0; i < 8; i++) p[i] = 0.0f;\n}\n")
+
+    def test_a_preprocessor_bomb_is_bounded(self):
+        """Forty doublings expand to 2^40 tokens: the bounded child stops it and names a limit."""
+        bomb = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 41))
+        with pytest.raises(SubmissionError, match=r"exceeded its .* limit"):
+            check_preprocessed(bomb + "A40\n")
+
+
+    def test_an_expansion_past_what_is_read_is_refused(self):
+        """Code hidden behind megabytes of expansion would escape the comparison: refused whole."""
+        wide = "#define B0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n" + "".join(
+            f"#define B{i} B{i - 1} B{i - 1}\n" for i in range(1, 19))
+        with pytest.raises(SubmissionError, match=r"expands to more than 8 MiB when preprocessed"):
+            check_preprocessed(wide + "B18\n")
+
+
+class TestParsers:
+    def test_deeply_nested_toml_array(self):
+        """A nested TOML array once raised RecursionError out of every entry point."""
+        nested = "[" * 4000 + "]" * 4000
+        text = submission(KERNEL.replace("SCALE", "1.0f"), ONE_D).replace(
+            '[[launch]]', f"deep = {nested}\n[[launch]]", 1)
+        refused(text, r"nests too deeply to be parsed|is not valid TOML")
+
+    def test_oversized_launch_block(self):
+        padding = "# " + "x" * 100 + "\n"
+        text = submission(KERNEL.replace("SCALE", "1.0f"), ONE_D).replace("[[launch]]", padding * 200 + "[[launch]]", 1)
+        refused(text, r"the /\* mutagym \*/ block has \d+ characters; at most 16384 are read", line=1)
+
+    def test_deeply_nested_grid_expression(self):
+        grid = "(" * 3000 + "n" + ")" * 3000
+        text = submission(KERNEL.replace("SCALE", "1.0f"), launch("k", [grid], [128], ["x", "out", "n"]))
+        with pytest.raises(SubmissionError):
+            parse_submission(text)
+
