@@ -189,3 +189,44 @@ class TestParsers:
         with pytest.raises(SubmissionError):
             parse_submission(text)
 
+
+
+class TestEntryPoints:
+    """No exception of a submission's making leaves the reward: a parser crash is a source error."""
+
+    NESTED = submission(KERNEL.replace("SCALE", "1.0f"), ONE_D).replace(
+        "[[launch]]", "deep = " + "[" * 4000 + "]" * 4000 + "\n[[launch]]", 1)
+
+    def test_score_and_verl_give_the_source_error_reward(self):
+        from mutagym.rewards.trainer import score, verl_compute_score
+        judgement = score(self.NESTED, "relu", prescreen=False)
+        assert judgement.category == "source_error" and judgement.reward == 0.0
+        assert "nests too deeply" in judgement.message
+        result = verl_compute_score(data_source="mutagym", solution_str=f"```cuda\n{self.NESTED}```",
+                                    ground_truth="relu", extra_info={"problem": "relu"}, prescreen=False)
+        assert result["category"] == "source_error" and result["score"] == 0.0
+
+    def test_env_step_gives_the_source_error_reward(self):
+        import gymnasium as gym
+
+        import mutagym  # noqa: F401 (registers the environments)
+        env = gym.make("mutagym/KernelTask-v0", problems="relu", prescreen=False)
+        try:
+            env.reset(seed=0)
+            _, reward, terminated, _, info = env.step(self.NESTED)
+            assert reward == 0.0 and terminated and info["category"] == "source_error"
+        finally:
+            env.close()
+
+    def test_eval_command_reports_a_source_error(self, tmp_path):
+        import json
+        import subprocess
+        import sys
+        path = tmp_path / "nested.cu"
+        path.write_text(self.NESTED)
+        proc = subprocess.run([sys.executable, "-m", "mutagym", "eval", str(path), "--problem", "relu", "--json"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1, proc.stderr   # 1: a kernel was rejected (not a crash)
+        assert "Traceback" not in proc.stderr
+        assert "source_error" in proc.stdout and "nests too deeply" in proc.stdout
+        json.loads(proc.stdout)
