@@ -84,11 +84,17 @@ class CpuKernel:
     def __init__(self, submission: Submission):
         self.submission = submission
         self.object_path = build_kernel(translation_unit(submission))
-        check_kernel_object(self.object_path)
-        self.static_shared_bytes = static_shared_bytes(self.object_path)
-        if self.static_shared_bytes > MAX_SHARED_BYTES:
-            raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a block "
-                                  f"may use at most {MAX_SHARED_BYTES}")
+        try:
+            check_kernel_object(self.object_path)
+            self.static_shared_bytes = static_shared_bytes(self.object_path)
+            if self.static_shared_bytes > MAX_SHARED_BYTES:
+                raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a "
+                                      f"block may use at most {MAX_SHARED_BYTES}")
+        except SubmissionError:
+            # A refused object is never run: drop it from the compile cache, so that hostile texts
+            # cannot fill the disk with objects of up to the size cap each.
+            self.object_path.unlink(missing_ok=True)
+            raise
         self.runner = runner_path()
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
