@@ -18,7 +18,8 @@ judge different kernels. Then the stream is checked:
 - every attribute (`__attribute__((...))`, `[[...]]`) is one of `ALLOWED_ATTRIBUTES`: `section`,
   `ifunc`, `constructor`, `alias`, `target_clones` and the rest can make code run at load time or
   place bytes where the loader executes them; `__declspec` is refused;
-- the only pragmas left are `unroll` and `nounroll`.
+- the only pragmas left are `unroll` and `nounroll`, and no identifier takes the emulator's
+  reserved `__mg_` prefix.
 
 Verdicts of texts that pass are remembered on disk (by hash of the text and of this check), so a
 mutant pool or a judge that sees a text again pays nothing.
@@ -63,7 +64,7 @@ _LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_bytes=256 << 20, file_bytes=1 << 2
 #: The two views are preprocessed at the same time (two children, one wall clock).
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mutagym-preprocess")
 #: Bumped whenever what this module checks changes: it names the on-disk verdicts.
-_CHECK_VERSION = "1"
+_CHECK_VERSION = "2"
 
 # NVRTC's predefined macros for the gate's target (compute_80), as NVRTC 13 reports them.
 _NVRTC_ARCH = "800"
@@ -225,6 +226,9 @@ def _check_tokens(view: list[tuple[int, str]]) -> None:
     for i, (line, text) in enumerate(tokens):
         if text == "__declspec":
             raise SubmissionError("'__declspec' is not allowed", line=line)
+        if text.startswith("__mg_"):   # the emulator's entry points run before the last filter
+            raise SubmissionError(f"identifier {text!r} is not allowed: the '__mg_' prefix is "
+                                  "reserved for the mutagym emulator", line=line)
         if text in ("__attribute__", "__attribute") and words[i + 1:i + 3] == ["(", "("]:
             _check_attribute_names(tokens, i + 3, _matching(words, i + 2))
         elif words[i:i + 2] == ["[", "["] and (i == 0 or words[i - 1] != "["):

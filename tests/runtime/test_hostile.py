@@ -207,16 +207,27 @@ class TestHangsAndBarriers:
         fine = RunCase({"x": -np.ones(8, np.float32)}, {"out": ((8,), "float32")}, {"n": 8})
         assert [r.outcome for r in k.run_batch([fine, hang, fine], timeout_s=1)] == ["ok", "timeout", "ok"]
 
-    def test_a_billion_blocks_time_out(self):
-        """A grid of 10^9 blocks is a legal launch that cannot finish: timeout, not a hang."""
+    def test_a_billion_blocks_are_refused_before_they_run(self):
+        """A grid of 10^9 blocks is legal for CUDA but would burn the judge's time on every input:
+        the per-launch thread budget refuses it as a launch error, naming the budget."""
         k = compiled(submission("""
             extern "C" __global__ void k(float* out) {
                 if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = 1.0f;
             }
         """, launch("k", [10**9], [32], ["out"])))
-        r = k.run({}, {"out": ((1,), "float32")}, {}, timeout_s=1)
-        assert r.outcome == "timeout"
-        assert "a launch too large to finish" in r.message
+        with pytest.raises(LaunchError, match=r"the launch has 32,000,000,000 threads .* at most "
+                                              r"4,194,304 are run"):
+            k.run({}, {"out": ((1,), "float32")}, {}, timeout_s=1)
+
+    def test_the_largest_budgeted_launch_finishes(self):
+        """The budget's floor (2^22 threads) of a trivial kernel runs to the end."""
+        k = compiled(submission("""
+            extern "C" __global__ void k(float* out) {
+                if (blockIdx.x == 0 && threadIdx.x == 0) out[0] = 1.0f;
+            }
+        """, launch("k", [2**17], [32], ["out"])))
+        r = k.run({}, {"out": ((1,), "float32")}, {}, timeout_s=60)
+        assert r.ok and r.outputs["out"][0] == 1.0
 
     def test_divergent_syncthreads(self):
         """Threads waiting at two different __syncthreads lines is a sync_error naming both lines."""

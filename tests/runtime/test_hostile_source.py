@@ -149,6 +149,11 @@ class TestPreprocessedWall:
         assert open("/etc/hostname").read().strip() not in str(info.value)
         assert "/etc" not in str(info.value)
 
+    def test_reserved_prefix_however_assembled(self):
+        """The emulator's own `__mg_` functions run in the runner before its last filter."""
+        with pytest.raises(SubmissionError, match=r"'__mg_context' is not allowed"):
+            check_preprocessed('#define CAT(a, b) a##b\nextern "C" int CAT(__mg_, context)() { return 0; }\n')
+
     def test_pragma_other_than_unroll(self):
         with pytest.raises(SubmissionError, match=r"the only pragmas are"):
             check_preprocessed("#pragma GCC optimize(\"O0\")\nint a;\n")
