@@ -5,20 +5,38 @@ and it builds the code the `cuda` backend loads. The library comes from the `nvi
 wheel through `cuda-bindings`; `cuda_fp16.h` and `cuda_bf16.h` come from `nvidia-cuda-runtime`.
 
 The text goes through `prepare_for_nvrtc` first, so error lines are the submission's own lines.
-Results (and rejections) are cached in-process by (source hash, arch, name). NVRTC is thread-safe:
-each call creates and destroys its own program.
+Results (and rejections) are cached in-process by (source hash, arch, name).
+
+NVRTC reads the policy's text, and a 1 KB preprocessor bomb keeps it busy for hours in tens of
+GB, so the compile never runs in this process: a helper process (`nvrtc_child.py`, one per
+process, started on first use, restarted if it dies) keeps libnvrtc loaded and forks one child per
+compile under `NVRTC_LIMITS`. Calls from many threads run at once, each in its own child. A limit
+hit is a CompileError naming it; logs and messages are redacted (`redact.redact_log`).
+`nvrtc_version` and `nvrtc_supported_archs` read no text and stay in this process.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
+import itertools
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import nvrtc_child
+from .bounded import Limits, limit_error
 from .errors import CompileError, InfrastructureError
+from .redact import redact_log
 from .source_prep import prepare_for_nvrtc
 
 __all__ = ["NvrtcResult", "nvrtc_compile", "nvrtc_version", "nvrtc_supported_archs",
@@ -27,9 +45,24 @@ __all__ = ["NvrtcResult", "nvrtc_compile", "nvrtc_version", "nvrtc_supported_arc
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 _HEADERS_HINT = "pip install nvidia-cuda-runtime"
 
+#: Limits of one compile. Measured (this machine, NVRTC 13.0, compiles in a forked child as
+#: here): the 145 substrates take 0.04-0.16 s of CPU for sm_90, and the child's address space
+#: peaks within 5 MB of the helper's own ~190 MB (Python and libnvrtc mapped). 1 GiB is five
+#: times that; below ~150 MB NVRTC reports "out of memory". 10 s of CPU is sixty times the
+#: slowest substrate; the wall clock allows a loaded machine three times that. The 1 KB bomb of
+#: issue 13 (66 s and 1.35 GB in process) stops at the CPU limit, its memory still under 1 GiB.
+#: Read at each compile, so a test may patch them; `file_bytes` is unused (NVRTC writes no files).
+NVRTC_LIMITS = Limits(wall_s=30.0, cpu_s=10, memory_bytes=1 << 30, file_bytes=1 << 20)
+#: How long past its own wall limit a compile may take before the helper counts as hung.
+_HELPER_GRACE_S = 30.0
+#: How long the helper may take to start (import cuda.bindings, load libnvrtc, warm up).
+_HELPER_START_S = 120.0
+
 #: `submission.cu(12): error: identifier "x" is undefined` (also `catastrophic error`).
 _ERROR_LINE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<text>.*)$")
 _ANY_ERROR = re.compile(r"^(?:.*: )?(?:catastrophic )?error: (?P<text>.*)$")
+#: NVRTC's own words when an allocation fails under the address-space limit.
+_OUT_OF_MEMORY = re.compile(r"^\S*(?:\(\d+\))?: catastrophic error: out of memory\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -139,13 +172,6 @@ class _Rejected:
     log: str
 
 
-def _log(nvrtc, prog) -> str:
-    size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-    buffer = b" " * size
-    _check(nvrtc.nvrtcGetProgramLog(prog, buffer), "nvrtcGetProgramLog")
-    return buffer.rstrip(b"\x00").decode(errors="replace")
-
-
 def _first_error(log: str, name: str) -> tuple[str, int | None]:
     """The first error's text and, when it lies in the submission itself, its line."""
     for raw in log.splitlines():
@@ -160,38 +186,207 @@ def _first_error(log: str, name: str) -> tuple[str, int | None]:
     return (log.strip().splitlines() or ["no log"])[0], None
 
 
+class _Helper:
+    """One running helper process, and the compiles waiting for its answers.
+
+    Requests are written whole under a lock of their own; a reader thread hands each answer to
+    the thread that waits for it, by request id. When the helper's output ends, every waiting compile hears
+    `None` (the helper died) and the helper is replaced on the next call."""
+
+    def __init__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="mg-nvrtc-"))  # 0700
+        self.lock = threading.Lock()          # guards `waiting` and `alive`
+        self.write_lock = threading.Lock()    # one request written at a time
+        self.ids = itertools.count(1)
+        self.waiting: dict[bytes, list] = {}   # id -> [event, answer]
+        self.alive = True
+        with open(self.folder / "helper.err", "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", nvrtc_child.__file__, json.dumps(sys.path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=self.folder,
+                env=_helper_env(), start_new_session=True, close_fds=True)
+        ready = self._first_frame()
+        if ready is None or ready[0] != b"ready":
+            self.close()
+            why = (ready[1].decode(errors="replace") if ready and len(ready) > 1
+                   else "it exited or did not answer")
+            raise InfrastructureError(f"libnvrtc could not be loaded in the NVRTC helper ({why}); {_INSTALL_HINT}")
+        self.reader = threading.Thread(target=self._read, name="mutagym-nvrtc-helper", daemon=True)
+        self.reader.start()
+
+    def _first_frame(self) -> list[bytes] | None:
+        box: list = []
+        reader = threading.Thread(target=lambda: box.append(nvrtc_child.read_frame(self.proc.stdout.fileno())),
+                                  daemon=True)
+        reader.start()
+        reader.join(_HELPER_START_S)
+        return box[0] if box else None
+
+    def _read(self) -> None:
+        fd = self.proc.stdout.fileno()
+        while True:
+            try:
+                frame = nvrtc_child.read_frame(fd)
+            except OSError:
+                frame = None
+            if frame is None:
+                break
+            with self.lock:
+                slot = self.waiting.pop(frame[0], None)
+            if slot is not None:
+                slot[1] = frame[1:]
+                slot[0].set()
+        with self.lock:
+            self.alive = False
+            waiting, self.waiting = self.waiting, {}
+        for slot in waiting.values():
+            slot[0].set()  # answer None: the helper died
+
+    def compile(self, fields: list[bytes], wait_s: float) -> list[bytes] | None:
+        """The helper's answer to a request (*fields* without the id); None if the helper died."""
+        slot = [threading.Event(), None]
+        with self.lock:  # never held across I/O: the reader needs it to hand answers out
+            if not self.alive:
+                return None
+            ident = str(next(self.ids)).encode()
+            self.waiting[ident] = slot
+        try:
+            with self.write_lock:
+                nvrtc_child.write_frame(self.proc.stdin.fileno(), [ident, *fields])
+        except (OSError, ValueError):  # the helper is gone (or closed under us)
+            with self.lock:
+                self.waiting.pop(ident, None)
+            return None
+        if not slot[0].wait(wait_s):
+            self.close()  # it hangs: nothing it says can be trusted now
+            raise InfrastructureError(f"the NVRTC helper did not answer within {wait_s:g} s")
+        return slot[1]
+
+    def close(self) -> None:
+        """Stop the helper (its stdin closing makes it kill its children) and remove its folder."""
+        with self.lock:
+            self.alive = False
+        if not self.write_lock.acquire(timeout=5):  # a writer is stuck on a helper that hangs
+            self._kill()
+            self.write_lock.acquire()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        finally:
+            self.write_lock.release()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            self.proc.wait()
+        reader = getattr(self, "reader", None)
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(5)  # it reads end of file now that the helper is gone
+        if reader is None or not reader.is_alive():
+            self.proc.stdout.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+    def _kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def _helper_env() -> dict[str, str]:
+    """Nothing of the judge's environment: `-I -S` and an explicit sys.path do without it."""
+    return {"LANG": "C"}
+
+
+_helper: _Helper | None = None
+_helper_lock = threading.Lock()
+
+
+def _forget_helper_in_child() -> None:
+    """A forked judge process gets a helper of its own: the inherited one is its parent's, whose
+    pipes it closes (so the parent's helper still sees end of file when the parent exits)."""
+    global _helper, _helper_lock
+    if _helper is not None:
+        for stream in (_helper.proc.stdin, _helper.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+    _helper, _helper_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_helper_in_child)
+
+
+@atexit.register
+def _stop_helper() -> None:
+    if _helper is not None:
+        _helper.close()
+
+
+def _running_helper(dead: _Helper | None = None) -> _Helper:
+    """The live helper, started if there is none (or *dead* is the current one)."""
+    global _helper
+    with _helper_lock:
+        if _helper is not None and (_helper is dead or not _helper.alive):
+            _helper.close()
+            _helper = None
+        if _helper is None:
+            _helper = _Helper()
+        return _helper
+
+
+def helper_pid() -> int | None:
+    """The helper process's id, if one runs (tests kill it to see it come back)."""
+    helper = _helper
+    return helper.proc.pid if helper is not None and helper.alive else None
+
+
+def _in_helper(fields: list[bytes], limits: Limits) -> list[bytes]:
+    """Run one compile request in the helper, starting or restarting it as needed."""
+    helper = None
+    for _ in range(2):  # a helper that died under us is replaced once
+        helper = _running_helper(dead=helper)
+        answer = helper.compile(fields, limits.wall_s + _HELPER_GRACE_S)
+        if answer is not None:
+            return answer
+    raise InfrastructureError("the NVRTC helper died twice during one compile")
+
+
 @functools.lru_cache(maxsize=2048)
 def _compile(job: _Job) -> NvrtcResult | _Rejected:
-    nvrtc = _nvrtc_module()
+    nvrtc_version()  # libnvrtc missing here means missing for the helper too: say so first
     prepared = prepare_for_nvrtc(job.source)
     if cuda_include_dir() is None and re.search(r"#\s*include\s*[<\"]cuda_", prepared):
         raise InfrastructureError(f"cuda_fp16.h / cuda_bf16.h not found; {_HEADERS_HINT}")
     options = compile_options(job.arch)
+    limits = NVRTC_LIMITS
     start = time.perf_counter()
-    prog = _check(_call(nvrtc.nvrtcCreateProgram, prepared.encode(), job.name.encode(), 0, [], []),
-                  "nvrtcCreateProgram")
-    try:
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), options)
-        log = _log(nvrtc, prog)
-        if int(err) == int(nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION):
-            text, line = _first_error(log, job.name)
-            return _Rejected(f"NVRTC rejected the kernel: {text}", line, log)
-        if int(err) != 0:
-            _, what = nvrtc.nvrtcGetErrorString(err)
-            raise InfrastructureError(
-                f"nvrtcCompileProgram failed: {what.decode(errors='replace')} (options {options!r})\n{log}")
-        size = _check(nvrtc.nvrtcGetPTXSize(prog), "nvrtcGetPTXSize")
-        ptx = b" " * size
-        _check(nvrtc.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
-        cubin = b""
-        if job.arch.startswith("sm_"):
-            size = _check(nvrtc.nvrtcGetCUBINSize(prog), "nvrtcGetCUBINSize")
-            cubin = b" " * size
-            _check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN")
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-    return NvrtcResult(ptx=ptx.rstrip(b"\x00").decode(), log=log,
-                       seconds=time.perf_counter() - start, arch=job.arch, cubin=cubin)
+    status, *payload = _in_helper(
+        [prepared.encode(), job.name.encode(), b"\0".join(options),
+         b"1" if job.arch.startswith("sm_") else b"0", repr(float(limits.wall_s)).encode(),
+         str(int(limits.cpu_s)).encode(), str(int(limits.memory_bytes)).encode()], limits)
+    seconds = time.perf_counter() - start
+    if status == b"ok":
+        ptx, cubin, log, _ = payload
+        return NvrtcResult(ptx=ptx.decode(errors="replace"), log=redact_log(log.decode(errors="replace")),
+                           seconds=seconds, arch=job.arch, cubin=cubin)
+    if status == b"rejected" and _OUT_OF_MEMORY.search(payload[0].decode(errors="replace")):
+        status, payload = b"limit", [b"memory"]
+    if status == b"rejected":
+        log = redact_log(payload[0].decode(errors="replace"))
+        text, line = _first_error(log, job.name)
+        return _Rejected(f"NVRTC rejected the kernel: {text}", line, log)
+    if status == b"limit":
+        err = limit_error("NVRTC", payload[0].decode(), limits)
+        if payload[0] == b"wall time":
+            raise err  # depends on the machine's load: not remembered
+        return _Rejected(err.reason, None, "")
+    if status == b"crashed":
+        return _Rejected(f"NVRTC crashed on the kernel ({payload[0].decode(errors='replace')})", None, "")
+    raise InfrastructureError(redact_log(payload[0].decode(errors="replace") if payload else "no answer"))
 
 
 def nvrtc_compile(source: str, *, arch: str = "compute_80", name: str = "submission.cu") -> NvrtcResult:

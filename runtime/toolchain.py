@@ -5,6 +5,12 @@ runner and the header are built once per version of `csrc/`, a kernel once per t
 A precompiled header is only used by g++ when the `.gch` sits beside the header that is resolved,
 so the header and its `.gch` live together in one cache folder. Builds write to a temporary name
 and rename, so concurrent processes never see half a file.
+
+A kernel's text is the policy's, so its g++ runs in a bounded child (`bounded.run_bounded`: wall,
+CPU, memory and file-size limits, no stdin, no environment) in a private folder, and its log is
+redacted (`redact.redact_log`). The runner and the header are our own sources and build directly.
+
+Kernel objects are kept within a byte budget (`MUTAGYM_CACHE_BYTES`, see `KernelCache`).
 """
 
 from __future__ import annotations
@@ -12,13 +18,17 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
+from .bounded import DEFAULT_LIMITS, Limits, private_dir, run_bounded
 from .errors import CompileError, InfrastructureError
+from .redact import redact_log
 
 CSRC = Path(__file__).with_name("csrc")
 EMULATION_HEADER = "mutagym_cuda.h"
@@ -38,6 +48,9 @@ KERNEL_FLAGS = (
 #: start files, so the object carries no initialisers of its own.
 KERNEL_LINK = ("-shared", "-nostdlib", "-lm", "-lgcc")
 RUNNER_FLAGS = ("-std=gnu++17", "-O2", "-rdynamic")
+#: Limits of one kernel build (how they were chosen: `bounded.DEFAULT_LIMITS`); read at each
+#: build, so a test may patch them.
+KERNEL_LIMITS = DEFAULT_LIMITS
 
 
 def cache_dir() -> Path:
@@ -115,27 +128,131 @@ def header_path() -> Path:
     return folder / EMULATION_HEADER
 
 
-def build_kernel(translation_unit: str) -> Path:
-    """Compile a translation unit to a shared object (cached by content); CompileError on failure."""
+def build_kernel(translation_unit: str, *, limits: Limits | None = None) -> Path:
+    """Compile a translation unit to a shared object (cached by content); CompileError on failure.
+
+    A limit hit (*limits*, default `KERNEL_LIMITS`) is a CompileError naming the limit."""
     key = hashlib.sha256(f"{runtime_version()}\n{translation_unit}".encode()).hexdigest()
     target = cache_dir() / f"runtime-{runtime_version()}" / "kernels" / key[:2] / f"{key}.so"
-    if target.exists():
+    if KernelCache.touch(target):
         return target
     header = header_path()
+    built = []
 
     def build(tmp: Path) -> None:
-        source = tmp.with_suffix(".cpp")
-        source.write_text(translation_unit)
-        try:
-            proc = subprocess.run(
-                [compiler(), *KERNEL_FLAGS, "-include", str(header), "-o", str(tmp), str(source),
-                 *KERNEL_LINK],
-                capture_output=True, text=True)
-        finally:
-            source.unlink(missing_ok=True)
-        if proc.returncode != 0:
-            log = proc.stderr.replace(str(source), "submission.cu")
-            first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
-            raise CompileError(f"g++ rejected the kernel: {first.strip()}", log=log)
+        with private_dir("mg-gxx-") as work:
+            (work / "submission.cu.cpp").write_text(translation_unit)
+            proc = run_bounded(
+                [compiler(), *KERNEL_FLAGS, "-include", str(header), "-o", "kernel.so",
+                 "submission.cu.cpp", *KERNEL_LINK],
+                what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
+            if proc.returncode != 0:
+                log = redact_log(proc.stderr.decode(errors="replace"))
+                first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
+                raise CompileError(f"g++ rejected the kernel: {first.strip()}", log=log)
+            shutil.copyfile(work / "kernel.so", tmp)
+        built.append(tmp.stat().st_size)
 
-    return _locked_build(target, build)
+    _locked_build(target, build)
+    if built:
+        KernelCache(cache_dir()).added(built[0])
+    return target
+
+
+class KernelCache:
+    """Kernel objects within a byte budget, least recently used evicted first.
+
+    Every process building kernels shares one account, `<cache>/kernel-cache.json` (under a lock
+    file beside it): a running estimate of the bytes the cache holds, to which each new object
+    adds its size. Only when the estimate passes the budget are the files counted again (one scan
+    of every `runtime-*` folder: ~5,000 stats), and the least recently used removed until the cache
+    holds `LOW_WATER` of the budget; so a scan comes once per tenth of the budget built (or once a
+    day, to correct the estimate), not per build. Objects of other runtime versions are never used again: each old `runtime-*` folder is
+    one entry (its newest file's time) and goes whole.
+
+    A hit touches the object (`touch`), and nothing used within `GRACE_S` is evicted, even past
+    the budget: a `CpuKernel` built a moment ago has its runner dlopen the object at each batch,
+    so removing it between build and run would break a kernel the caller holds. (A kernel held
+    unused for longer than the grace can lose its object; its next batch then fails to load it.)
+    """
+
+    DEFAULT_BYTES = 2 << 30   # ~5,000 kill-matrix objects of tens of KiB are ~250 MB: eight times
+    LOW_WATER = 0.9
+    GRACE_S = 3600.0
+    RESCAN_S = 86400.0        # the account also misses what others removed or wrote unaccounted
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.budget = int(os.environ.get("MUTAGYM_CACHE_BYTES", self.DEFAULT_BYTES))
+
+    @staticmethod
+    def touch(target: Path) -> bool:
+        """Mark *target* used now; False if it is not there (never built, or evicted)."""
+        try:
+            os.utime(target)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def added(self, nbytes: int) -> None:
+        """Account for a new object of *nbytes*; evict if the cache is now past its budget."""
+        with open(self.root / ".kernel-cache.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            account = self.root / "kernel-cache.json"
+            try:
+                state = json.loads(account.read_text())
+                estimate, scanned = int(state["bytes"]) + nbytes, float(state["scanned"])
+            except (OSError, ValueError, KeyError, TypeError):
+                estimate, scanned = None, 0.0  # no account yet (or a broken one): count the files
+            if estimate is None or estimate > self.budget or time.time() - scanned > self.RESCAN_S:
+                estimate, scanned = self.evict(), time.time()
+            tmp = account.with_name(f".kernel-cache.{os.getpid()}.json")
+            tmp.write_text(json.dumps({"bytes": estimate, "scanned": scanned}))
+            os.replace(tmp, account)
+
+    def entries(self) -> list[tuple[float, int, Path]]:
+        """(last use, bytes, path) of each evictable thing: this version's kernel objects, and each
+        other version's whole folder (this version's runner and header are not counted)."""
+        current = f"runtime-{runtime_version()}"
+        found = []
+        for folder in self.root.glob("runtime-*"):
+            if folder.name == current:
+                for obj in folder.glob("kernels/*/*.so"):
+                    try:
+                        st = obj.stat()
+                    except FileNotFoundError:
+                        continue
+                    found.append((st.st_mtime, st.st_size, obj))
+                continue
+            newest, size = 0.0, 0
+            for path in folder.rglob("*"):
+                try:
+                    st = path.lstat()
+                except FileNotFoundError:
+                    continue
+                newest, size = max(newest, st.st_mtime), size + st.st_size
+            found.append((newest, size, folder))
+        return found
+
+    def evict(self) -> int:
+        """Remove least recently used entries past the budget (sparing the grace); bytes left."""
+        found = sorted(self.entries(), key=lambda e: e[0])
+        total = sum(size for _, size, _ in found)
+        if total <= self.budget:
+            return total
+        goal, horizon = self.budget * self.LOW_WATER, time.time() - self.GRACE_S
+        for used, size, path in found:
+            if total <= goal or used > horizon:
+                break
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    if path.stat().st_mtime > horizon:
+                        continue  # touched by a hit since the scan
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                path.with_name(f".{path.name}.lock").unlink(missing_ok=True)
+            total -= size
+        return total
