@@ -47,6 +47,14 @@ FIBER_STACK_BYTES = 64 * 1024
 PRINTF_BYTES = 64 * 1024
 #: Shared memory of one block, static and dynamic together (what any GPU allows without opt-in).
 MAX_SHARED_BYTES = MAX_DYNAMIC_SHARED_BYTES
+#: Address space the runner may use beyond the buffers, the fiber stacks and its request: the
+#: runner, libc, libm, their heaps and the kernel's object. A run of a small kernel with libm
+#: peaks at under 4 MiB of it (VmPeak less the memfd and the stacks, plain and with 1024 fibers);
+#: the rest is what a kernel's object with its static arrays may take. An object needing more
+#: fails to load: a `crash` naming this limit.
+RUNNER_HEADROOM_BYTES = 256 << 20
+#: Who the runner becomes when started as root, before any code of a submission runs ("nobody").
+SANDBOX_UID = SANDBOX_GID = 65534
 
 
 class _ResidentMemory(threading.local):
@@ -155,6 +163,8 @@ class CpuKernel:
             f"cpu_seconds {cpu_seconds}",
             f"max_threads {max_threads}",
             f"printf_bytes {PRINTF_BYTES}",
+            "address_space {address_space}",   # filled in below, once the request's size is known
+            f"identity {SANDBOX_UID} {SANDBOX_GID}",
             f"protect {len(memory.protect)}",
             *(f"{o} {n} {m}" for o, n, m in memory.protect),
             f"cases {start} {len(plans) - start}",
@@ -172,7 +182,15 @@ class CpuKernel:
                 lines.append(" ".join([
                     "launch", entry_symbol(launch.kernel), *map(str, launch.grid), *map(str, launch.block),
                     str(launch.shared_bytes), str(len(args)), *args]))
-        return "\n".join(lines) + "\n"
+        # The runner's address space: the buffers, one guarded and coloured stack per thread (as the
+        # runner lays them out), its copies of the request (the read buffer doubles: up to 4x its
+        # size) and ~1 KiB per launch of parsed cases, and the fixed headroom.
+        stride = 4096 + -(-FIBER_STACK_BYTES // 4096) * 4096 + 4096
+        stacks = stride * max_threads if self.submission.uses_barriers else 0
+        text = "\n".join(lines) + "\n"
+        launches = sum(len(plans[case].launches) for case in range(start, len(plans)))
+        address_space = memory.size + stacks + 4 * len(text) + 2048 * launches + RUNNER_HEADROOM_BYTES
+        return text.replace("address_space {address_space}", f"address_space {address_space}", 1)
 
     # ------------------------------------------------------------------ child
     def _run_child(self, request: str, memory: DeviceMemory, start: int,
@@ -213,6 +231,13 @@ class CpuKernel:
                     exited_after_fault = words[2] != "ok"
                     current = case + 1
                     deadline = time.monotonic() + timeout_s
+                elif words[0] == "unloadable":   # the kernel's object did not load: the same in every child
+                    mib = int(words[1]) >> 20
+                    reason = " ".join(words[2:])
+                    for case in range(current, len(results)):
+                        results[case] = RunResult(
+                            "crash", message=f"the kernel's object could not be loaded within the sandbox's "
+                                             f"limits ({mib} MiB of address space): {reason}")
                 elif words[0] == "fatal":
                     raise InfrastructureError(f"the kernel runner failed: {line.decode(errors='replace')}")
         finally:
@@ -223,7 +248,7 @@ class CpuKernel:
             proc.stdout.close()
             proc.stderr.close()
         if current < len(results) and results[current] is None and not (killed_by_us or exited_after_fault):
-            if status == -signal.SIGKILL:
+            if status in (-signal.SIGKILL, -signal.SIGSYS):   # strict mode kills, a filter's KILL_PROCESS is SIGSYS
                 results[current] = RunResult(
                     "forbidden_syscall",
                     message="the sandbox killed the kernel for a forbidden system call")

@@ -2,10 +2,15 @@
 //
 // The Python parent (runtime/cpu_backend.py) lays every buffer of every case out in a memfd with
 // guard pages, poisons outputs and scratch, and sends a text request on stdin. The runner maps the
-// memfd, protects guard pages and inputs, loads the kernel (whose object the parent has checked for
-// initialisers and foreign symbols), allocates everything it will need, then enters seccomp strict
-// mode: from then on the kernel can compute on its buffers and nothing else. Each case ends with a
-// line on stdout; a fault writes its own line from the signal handler and exits.
+// memfd, protects guard pages and inputs and allocates everything it will need. Then it closes the
+// jail before anything of the submission runs: resource limits, an unprivileged identity when
+// started as root, no_new_privs, and a first seccomp filter that allows only what loading a shared
+// object needs (read-only opens, mappings, writes to stdout). Only then is the kernel's object
+// loaded (the parent has checked it for initialisers and foreign symbols, but load-time code such
+// as an ifunc resolver would run inside dlopen), and a second filter, as tight as seccomp strict
+// mode, closes the sandbox: from then on the kernel can compute on its buffers and nothing else.
+// Each case ends with a line on stdout; a fault writes its own line from the signal handler and
+// exits. Every exit is a raw one, so no exit handler or .fini_array of the object ever runs.
 //
 // Threads of a block run one at a time. Kernels without barriers or warp collectives call the
 // entry once per thread in schedule order. Others run each thread as a fiber that switches at
@@ -14,7 +19,11 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -83,6 +92,7 @@ __attribute__((noreturn)) static void sys_exit(int code) { syscall(SYS_exit, cod
 // ------------------------------------------------------------------ request
 struct Launch {
     EntryFn entry;
+    const char* symbol;          // the entry's name (inside the request), resolved once loaded
     Dim3 grid, block;
     size_t shared_bytes;
     int nargs;
@@ -843,11 +853,13 @@ static void install_handlers(void* altstack, size_t altsize) {
 static char* g_req;
 static char* g_tok;
 
-static void die(const char* what) {
+// Set-up errors end with a raw exit: exit() would run atexit handlers and the kernel object's
+// .fini_array, i.e. code of the submission outside the final filter.
+__attribute__((noreturn)) static void die(const char* what) {
     Line l;
     l.s("fatal ").s(what);
     l.emit();
-    exit(2);
+    sys_exit(2);
 }
 static char* next_token() {
     while (*g_tok == ' ' || *g_tok == '\n' || *g_tok == '\t') g_tok++;
@@ -860,7 +872,7 @@ static char* next_token() {
 static void expect(const char* word) {
     char* t = next_token();
     if (strcmp(t, word)) {
-        Line l; l.s("fatal expected '").s(word).s("' got '").s(t).s("'"); l.emit(); exit(2);
+        Line l; l.s("fatal expected '").s(word).s("' got '").s(t).s("'"); l.emit(); sys_exit(2);
     }
 }
 static unsigned long long next_u64() { return strtoull(next_token(), nullptr, 0); }
@@ -895,6 +907,178 @@ static void allocate_fibers() {
 #endif
 }
 
+// ------------------------------------------------------------------ the jail
+// Closed before the kernel's object is loaded, because code in it can run inside dlopen (an ifunc
+// resolver, an initialiser the object check missed). Each step is a few system calls per child.
+
+// The object, copied into a memfd while still privileged: the identity the runner drops to cannot
+// open the cached file (the cache is root's, its objects mode 0600 or 0711), but a process may
+// always open its own /proc/self/fd links, and a memfd's inode is readable by everyone. The copy
+// also pins the bytes that were checked. Returns the memfd.
+static int copy_object(const char* path) {
+    int src = open(path, O_RDONLY | O_CLOEXEC);
+    if (src < 0) die("opening the kernel object failed");
+    const unsigned MFD_NOEXEC_SEAL_ = 0x0008U;  // not in every header; refused before Linux 6.3
+    int dst = (int)syscall(SYS_memfd_create, "kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL_);
+    if (dst < 0 && errno == EINVAL) dst = (int)syscall(SYS_memfd_create, "kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (dst < 0) die("creating the object's memfd failed");
+    static char buf[1 << 16];
+    for (;;) {
+        ssize_t r = read(src, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) die("reading the kernel object failed");
+        if (r == 0) break;
+        for (ssize_t done = 0; done < r;) {
+            ssize_t w = write(dst, buf + done, (size_t)(r - done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) die("copying the kernel object failed");
+            done += w;
+        }
+    }
+    close(src);
+    fcntl(dst, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    return dst;
+}
+
+// setrlimit is not allowed inside the filters, so every limit is set here. The address space
+// (RLIMIT_AS, and RLIMIT_DATA for brk and private mappings) is the parent's budget: the buffers,
+// the fiber stacks and a headroom for the runner, its libraries and the kernel's object; an object
+// that needs more fails to load, which is reported as the kernel's fault.
+static void set_limits(unsigned long long cpu_seconds, unsigned long long address_space) {
+    struct rlimit lim;
+    lim.rlim_cur = cpu_seconds;
+    lim.rlim_max = cpu_seconds + 2;
+    if (setrlimit(RLIMIT_CPU, &lim)) die("setting the CPU time limit failed");
+    lim.rlim_cur = lim.rlim_max = 0;
+    if (setrlimit(RLIMIT_CORE, &lim) || setrlimit(RLIMIT_FSIZE, &lim)) die("setting the file limits failed");
+    lim.rlim_cur = lim.rlim_max = 16;  // stdio, the object's memfd, and what ld.so opens
+    if (setrlimit(RLIMIT_NOFILE, &lim)) die("setting the descriptor limit failed");
+    lim.rlim_cur = lim.rlim_max = address_space;
+    if (setrlimit(RLIMIT_AS, &lim) || setrlimit(RLIMIT_DATA, &lim)) die("setting the memory limits failed");
+}
+
+// Started as root (the judge is), the runner becomes `uid`:`gid` with no supplementary groups, so
+// that nothing it runs has root's access to files; the drop is checked, not assumed. Started as
+// anyone else it is already unprivileged and keeps its identity.
+static void drop_identity(unsigned long long uid, unsigned long long gid) {
+    if (geteuid() != 0) return;
+    if (uid == 0 || gid == 0) die("refusing to run kernels as root");
+    if (setgroups(0, nullptr)) die("dropping the supplementary groups failed");
+    if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid)) die("setresgid to the sandbox's gid failed (is it mapped in this user namespace?)");
+    if (setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid)) die("setresuid to the sandbox's uid failed (is it mapped in this user namespace?)");
+    uid_t ru, eu, su;
+    gid_t rg, eg, sg;
+    if (getresuid(&ru, &eu, &su) || getresgid(&rg, &eg, &sg)) die("reading the identity back failed");
+    if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid || getgroups(0, nullptr) != 0)
+        die("dropping root's identity did not take");
+}
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define MG_FILTER 1
+#if defined(__x86_64__)
+#define MG_AUDIT_ARCH AUDIT_ARCH_X86_64
+#else
+#define MG_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "argument words are read as little-endian");
+
+#define MG_RET(action) BPF_STMT(BPF_RET | BPF_K, (action))
+#define MG_LOAD(field) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)offsetof(struct seccomp_data, field))
+// The low word of argument i: the kernel reads ints, flags and descriptors as 32 bits.
+#define MG_LOAD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (unsigned)(offsetof(struct seccomp_data, args) + 8 * (i)))
+#define MG_ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), MG_RET(SECCOMP_RET_ALLOW)
+// write(2) only to fd 1, the pipe to the parent. Leaves the syscall number in A when it does not match.
+#define MG_WRITE_STDOUT BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 0, 4), MG_LOAD_ARG(0), \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1), MG_RET(SECCOMP_RET_ALLOW), MG_RET(SECCOMP_RET_KILL_PROCESS)
+// Anything but the running architecture's native calls is killed (on x86-64: the i386 ABI by its
+// arch, x32 by the bit in the number).
+#if defined(__x86_64__)
+#define MG_ARCH_CHECK MG_LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MG_AUDIT_ARCH, 1, 0), \
+    MG_RET(SECCOMP_RET_KILL_PROCESS), MG_LOAD(nr), \
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, __X32_SYSCALL_BIT, 0, 1), MG_RET(SECCOMP_RET_KILL_PROCESS)
+#else
+#define MG_ARCH_CHECK MG_LOAD(arch), BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MG_AUDIT_ARCH, 1, 0), \
+    MG_RET(SECCOMP_RET_KILL_PROCESS), MG_LOAD(nr)
+#endif
+
+// Open flags a loader may pass; anything that writes, creates or truncates is killed.
+static const unsigned READ_ONLY_OPEN_FLAGS = O_CLOEXEC | O_LARGEFILE | O_NOCTTY | O_NONBLOCK | O_DIRECTORY | O_NOFOLLOW;
+
+static void install_filter(struct sock_filter* code, size_t n) {
+    struct sock_fprog prog;
+    prog.len = (unsigned short)n;
+    prog.filter = code;
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) die("installing a seccomp filter failed");
+}
+
+// The first filter: what dlopen, dlsym and the rest of the set-up need, found by running the
+// runner under strace -f for kernels with and without the math library (ld.so then opens
+// /etc/ld.so.cache and libm), and nothing more, except: pread64 (ld.so reads program headers that
+// do not fit its first read with it), brk (malloc inside dlopen), fstat (older ld.so) and what the
+// second filter allows (stacked filters all apply, so it must pass this one too). The access
+// family answers ENOENT instead: some loaders probe files with it, and a probe need not be fatal.
+static void enter_loading_filter() {
+    struct sock_filter code[] = {
+        MG_ARCH_CHECK,
+        MG_ALLOW(__NR_read),
+        MG_ALLOW(__NR_pread64),
+        MG_WRITE_STDOUT,
+        // openat(dirfd, path, flags, mode) with read-only flags
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 4), MG_LOAD_ARG(2),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ~READ_ONLY_OPEN_FLAGS, 0, 1),
+        MG_RET(SECCOMP_RET_KILL_PROCESS), MG_RET(SECCOMP_RET_ALLOW),
+        MG_ALLOW(__NR_close),
+#ifdef __NR_fstat
+        MG_ALLOW(__NR_fstat),
+#endif
+        MG_ALLOW(__NR_newfstatat),
+        MG_ALLOW(__NR_mmap),
+        MG_ALLOW(__NR_mprotect),
+        MG_ALLOW(__NR_munmap),
+        MG_ALLOW(__NR_brk),
+        MG_ALLOW(__NR_rt_sigaction),
+        MG_ALLOW(__NR_sigaltstack),
+        MG_ALLOW(__NR_rt_sigreturn),
+        MG_ALLOW(__NR_exit),              // every exit of the runner is SYS_exit (sys_exit)
+        // seccomp(SECCOMP_SET_MODE_FILTER, 0, prog): the second filter (a filter can only tighten)
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_seccomp, 0, 6), MG_LOAD_ARG(0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_SET_MODE_FILTER, 0, 3), MG_LOAD_ARG(1),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1), MG_RET(SECCOMP_RET_ALLOW),
+        MG_RET(SECCOMP_RET_KILL_PROCESS),
+#ifdef __NR_access
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_access, 0, 1), MG_RET(SECCOMP_RET_ERRNO | ENOENT),
+#endif
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_faccessat, 0, 1), MG_RET(SECCOMP_RET_ERRNO | ENOENT),
+#ifdef __NR_faccessat2
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_faccessat2, 0, 1), MG_RET(SECCOMP_RET_ERRNO | ENOENT),
+#endif
+        MG_RET(SECCOMP_RET_KILL_PROCESS),
+    };
+    install_filter(code, sizeof code / sizeof code[0]);
+}
+
+// The second filter, stacked on the first, as tight as seccomp strict mode (which a process in
+// filter mode cannot enter): the kernel may read, write its results to stdout, and exit.
+static void enter_final_filter() {
+    struct sock_filter code[] = {
+        MG_ARCH_CHECK,
+        MG_ALLOW(__NR_read),
+        MG_WRITE_STDOUT,
+        MG_ALLOW(__NR_exit),
+        MG_ALLOW(__NR_rt_sigreturn),
+        MG_RET(SECCOMP_RET_KILL_PROCESS),
+    };
+    install_filter(code, sizeof code / sizeof code[0]);
+}
+#else
+// No filter is written for other architectures: loading runs under the dropped identity and
+// no_new_privs only, and the kernels under seccomp strict mode.
+static void enter_loading_filter() {}
+static void enter_final_filter() {
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)) die("entering seccomp strict mode failed");
+}
+#endif
+
 // A kernel that reads outside its buffers (the neighbours of a __shared__ array, which include
 // the kernel object's table of runtime addresses, or an uninitialised local) reads bytes that
 // depend on where things were mapped. With address randomisation off, every run maps the same
@@ -906,6 +1090,18 @@ static void fix_addresses(char** argv) {
     if (personality((unsigned long)persona | ADDR_NO_RANDOMIZE) == -1) return;
     execv("/proc/self/exe", argv);
     personality((unsigned long)persona);  // exec failed: carry on randomised
+}
+
+// A failed dlopen is the kernel's fault (its object needs more than the address space allows, or
+// a library it names is missing): reported as such, without the /proc path ld.so names it by.
+__attribute__((noreturn)) static void report_unloadable(unsigned long long address_space) {
+    const char* why = dlerror();
+    if (!why) why = "unknown error";
+    const char* tail = strrchr(why, ':');  // ld.so's reasons end "...: <why>"
+    Line l;
+    l.s("unloadable ").u(address_space).s(" ").s(tail && tail[1] ? tail + 2 : why);
+    l.emit();
+    sys_exit(5);
 }
 
 int main(int argc, char** argv) {
@@ -928,6 +1124,8 @@ int main(int argc, char** argv) {
     expect("cpu_seconds"); unsigned long long cpu_seconds = next_u64();
     expect("max_threads"); g_max_threads = (unsigned)next_u64();
     expect("printf_bytes"); g_print_cap = next_u64();
+    expect("address_space"); unsigned long long address_space = next_u64();
+    expect("identity"); unsigned long long uid = next_u64(), gid = next_u64();
 
     g_mem = (unsigned char*)mmap(nullptr, g_mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (g_mem == MAP_FAILED) die("mapping the buffers failed");
@@ -939,32 +1137,26 @@ int main(int argc, char** argv) {
         int prot = mode == 0 ? PROT_NONE : PROT_READ;
         if (mprotect(g_mem + off, len, prot)) die("mprotect failed");
     }
+    int object = copy_object(so_path);
+    set_limits(cpu_seconds, address_space);
 
-    void* handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) { Line l; l.s("fatal dlopen: ").s(dlerror()); l.emit(); return 2; }
-    typedef MgCtx* (*CtxFn)(void);
-    typedef void (*RangeFn)(unsigned char**, unsigned char**, unsigned char**, size_t*);
-    CtxFn context = (CtxFn)dlsym(handle, "__mg_context");
-    RangeFn shared_range = (RangeFn)dlsym(handle, "__mg_shared_memory");
-    if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
-    g_ctx = context();
-    shared_range(&g_smem_static_begin, &g_smem_static_end, &g_smem_dynamic, &g_smem_dynamic_capacity);
-
+    // The cases and everything the kernel will touch, before the object is loaded: what the object
+    // takes of the address space then cannot make the runner's own set-up fail.
     expect("cases");
     g_first_case = (int)next_u64();
     g_ncases = (int)next_u64();
     g_cases = (Case*)calloc((size_t)g_ncases, sizeof(Case));
+    if (!g_cases) die("allocating the cases failed");
     for (int c = 0; c < g_ncases; c++) {
         expect("case");
         Case* C = &g_cases[c];
         C->nlaunches = (int)next_u64();
         C->launches = (Launch*)calloc((size_t)C->nlaunches, sizeof(Launch));
+        if (!C->launches) die("allocating the launches failed");
         for (int li = 0; li < C->nlaunches; li++) {
             Launch* L = &C->launches[li];
             expect("launch");
-            char* sym = next_token();
-            L->entry = (EntryFn)dlsym(handle, sym);
-            if (!L->entry) { Line l; l.s("fatal missing entry ").s(sym); l.emit(); return 2; }
+            L->symbol = next_token();
             L->grid.x = (unsigned)next_u64(); L->grid.y = (unsigned)next_u64(); L->grid.z = (unsigned)next_u64();
             L->block.x = (unsigned)next_u64(); L->block.y = (unsigned)next_u64(); L->block.z = (unsigned)next_u64();
             L->shared_bytes = next_u64();
@@ -978,31 +1170,48 @@ int main(int argc, char** argv) {
             }
         }
     }
-
-    // Everything the kernel will touch is allocated before the sandbox closes.
     if (g_fiber_mode) allocate_fibers();
     g_order = (unsigned*)calloc(g_max_threads ? g_max_threads : 1, sizeof(unsigned));
     g_print_buf = g_print_cap ? (char*)malloc(g_print_cap) : nullptr;
+    size_t altsize = 1 << 16;
+    void* altstack = malloc(altsize);
+    if (!g_order || (g_print_cap && !g_print_buf) || !altstack) die("allocating the run's state failed");
+
+    drop_identity(uid, gid);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) die("setting no_new_privs failed");
+    enter_loading_filter();
+
+    char object_link[40];
+    snprintf(object_link, sizeof object_link, "/proc/self/fd/%d", object);
+    void* handle = dlopen(object_link, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) report_unloadable(address_space);
+    close(object);
+    typedef MgCtx* (*CtxFn)(void);
+    typedef void (*RangeFn)(unsigned char**, unsigned char**, unsigned char**, size_t*);
+    CtxFn context = (CtxFn)dlsym(handle, "__mg_context");
+    RangeFn shared_range = (RangeFn)dlsym(handle, "__mg_shared_memory");
+    if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
+    g_ctx = context();
+    shared_range(&g_smem_static_begin, &g_smem_static_end, &g_smem_dynamic, &g_smem_dynamic_capacity);
+    for (int c = 0; c < g_ncases; c++) {
+        for (int li = 0; li < g_cases[c].nlaunches; li++) {
+            Launch* L = &g_cases[c].launches[li];
+            L->entry = (EntryFn)dlsym(handle, L->symbol);
+            if (!L->entry) { Line l; l.s("fatal missing entry ").s(L->symbol); l.emit(); sys_exit(2); }
+        }
+    }
+
     {   // warm vsnprintf's lazy state (locale, tables) while system calls are still allowed
         char tmp[128];
         snprintf(tmp, sizeof tmp, "%d %u %f %e %g %s %x %c %ld %lld %p %5.2f", 1, 2u, 3.0, 4.0, 5.0, "s", 6, 'c', 7L, 8LL, (void*)tmp, 9.0);
     }
-    size_t altsize = 1 << 16;
-    void* altstack = malloc(altsize);
     install_handlers(altstack, altsize);
-
-    struct rlimit lim;
-    lim.rlim_cur = cpu_seconds;
-    lim.rlim_max = cpu_seconds + 2;
-    setrlimit(RLIMIT_CPU, &lim);
-    lim.rlim_cur = lim.rlim_max = 0;
-    setrlimit(RLIMIT_CORE, &lim);
     free(g_req);
 
     Line ready;
     ready.s("ready");
     ready.emit();
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)) die("entering seccomp strict mode failed");
+    enter_final_filter();
 
     for (int c = 0; c < g_ncases; c++) {
         g_case = g_first_case + c;
