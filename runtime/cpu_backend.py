@@ -91,7 +91,12 @@ class CpuKernel:
 
     def __init__(self, submission: Submission):
         self.submission = submission
-        self.object_path = build_kernel(translation_unit(submission))
+        self._build()
+        self.runner = runner_path()
+
+    def _build(self) -> None:
+        """Build (or find in the compile cache) and check the object; again if it was evicted."""
+        self.object_path = build_kernel(translation_unit(self.submission))
         try:
             check_kernel_object(self.object_path)
             self.static_shared_bytes = static_shared_bytes(self.object_path)
@@ -103,7 +108,6 @@ class CpuKernel:
             # cannot fill the disk with objects of up to the size cap each.
             self.object_path.unlink(missing_ok=True)
             raise
-        self.runner = runner_path()
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
                   timeout_s: float = 10.0) -> list[RunResult]:
@@ -121,6 +125,8 @@ class CpuKernel:
                         f"launch {launch.index} ({launch.kernel}) asks for {launch.shared_bytes} bytes of "
                         f"dynamic shared memory on top of {self.static_shared_bytes} static; a block may "
                         f"use at most {MAX_SHARED_BYTES}")
+        if not self.object_path.exists():   # evicted from the compile cache since it was built
+            self._build()
         memory = _resident.take(plans, [c.inputs for c in cases])
         try:
             runs = {}
@@ -204,22 +210,26 @@ class CpuKernel:
             proc.stdin.write(request.encode())
             proc.stdin.close()
             reader = _LineReader(proc.stdout.fileno())
-            ready = False
+            loading = ready = False
             deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per case
             while True:
                 line = reader.next_line(deadline)
                 if line is None:      # timed out
-                    if not ready:
+                    if not loading:
                         raise InfrastructureError("the kernel runner did not start in time")
                     os.killpg(proc.pid, signal.SIGKILL)
                     killed_by_us = True
-                    results[current] = RunResult("timeout", message=f"no result within {timeout_s:g} s "
-                                                 "(an infinite loop, or a launch too large to finish)")
+                    results[current] = RunResult("timeout", message=(
+                        f"no result within {timeout_s:g} s (an infinite loop, or a launch too large to finish)"
+                        if ready else "the kernel's object did not finish loading"))
                     break
                 if line == b"":       # end of output: the child exited
                     break
                 words = line.decode(errors="replace").split(" ", 3)
-                if words[0] == "ready":
+                if words[0] == "loading":   # the jail is closed; the object's own code may run now
+                    loading = True
+                    deadline = time.monotonic() + timeout_s
+                elif words[0] == "ready":
                     ready = True
                     deadline = time.monotonic() + timeout_s
                 elif words[0] == "printf":

@@ -124,6 +124,44 @@ class TestLoadTimeCode:
         assert b"ready" not in runs[0].stdout
 
 
+    def test_load_time_code_cannot_make_memory_executable(self):
+        """The loading filter lets ld.so take permissions away, never grant execution: a resolver
+        that would make its own page writable and executable is killed."""
+        code = f"""
+            extern "C" int mprotect(void*, unsigned long, int);
+            extern "C" void mg_impl(void) {{}}
+            extern "C" __attribute__((used)) void (*mg_resolve(void))(void) {{
+                unsigned long page = (unsigned long)(void*)mg_impl & ~4095UL;
+                mprotect((void*)page, 4096, 7);   // PROT_READ | PROT_WRITE | PROT_EXEC
+                return mg_impl;
+            }}
+            extern "C" void mg_hook(void) __attribute__((ifunc("mg_resolve")));
+            void (*volatile mg_keep)(void) = mg_hook;
+            {KERNEL % "if (i < n) out[i] = x[i];"}
+        """
+        r = hostile(COPY, code).run_batch([CASE])[0]
+        assert r.outcome == "forbidden_syscall", r.message
+        still_fine()
+
+    def test_load_time_code_that_never_ends_is_the_kernels_timeout(self):
+        """A resolver that spins forever keeps the object from loading: the kernel's timeout (it
+        is the submission's code that hangs), not an infrastructure error."""
+        code = f"""
+            extern "C" void mg_impl(void) {{}}
+            extern "C" __attribute__((used)) void (*mg_resolve(void))(void) {{
+                for (volatile unsigned long k = 0; ; k++) {{}}
+                return mg_impl;
+            }}
+            extern "C" void mg_hook(void) __attribute__((ifunc("mg_resolve")));
+            void (*volatile mg_keep)(void) = mg_hook;
+            {KERNEL % "if (i < n) out[i] = x[i];"}
+        """
+        r = hostile(COPY, code).run_batch([CASE], timeout_s=1)[0]
+        assert r.outcome == "timeout"
+        assert "did not finish loading" in r.message
+        still_fine()
+
+
 class TestNoExitHandlers:
     DESTRUCTOR = """
         __attribute__((destructor)) static void mg_late(void) {{
@@ -256,3 +294,12 @@ class TestIdentity:
         r = kernel.run_batch([CASE])[0]
         assert r.ok, r.message
         np.testing.assert_array_equal(r.outputs["out"], X)
+
+
+def test_a_kernel_whose_object_was_evicted_is_rebuilt():
+    """The compile cache may evict a kernel's object while the kernel is held: the next run
+    builds it again instead of failing to load it."""
+    k = compile(COPY.replace("out[i] = x[i];", "out[i] = x[i] + 0.0f;"), backend="cpu")
+    k._impl.object_path.unlink()
+    r = k.run_batch([CASE])[0]
+    assert r.ok and np.array_equal(r.outputs["out"], X)
