@@ -6,11 +6,12 @@ assembles a word). So the decisive checks run on the preprocessor's own output, 
 (`bounded.run_bounded`) that sees no host header: `-nostdinc`, and the allowed headers as empty
 stubs in a private folder.
 
-The text is preprocessed as each compiler will see it: once with the macros NVRTC predefines
-(`__CUDACC_RTC__`, `__CUDA_ARCH__`, ...) and once with g++'s own macros plus the CUDA macros the
-emulator defines (`emulator_macros`). The two token streams must be the same: code that NVRTC and
-the emulator would compile differently is refused, since the gate (NVRTC) and the run (g++) would
-judge different kernels. Then the stream is checked:
+The text is preprocessed as the emulator will see it (g++'s own macros, plus the CUDA macros NVRTC
+predefines, `emulator_macros`), and the preprocessor also reports every macro the text expanded
+or tested (`-dU`). A compiler's macro whose meaning differs between NVRTC and g++ (`__CUDACC_RTC__`,
+`__GNUC__`, `__x86_64__`, ...), or a reserved name neither defines the same way, may not be
+consulted: such code could compile differently for the gate (NVRTC) and for the run (g++), which
+would then judge different kernels. Then the stream is checked:
 
 - `#pragma GCC poison` (in a prelude the submission cannot precede) turns every use of `asm`,
   `__has_include`, `_Pragma` and their spellings into an error, even when `##` assembles them;
@@ -30,11 +31,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .bounded import Limits, private_dir, run_bounded
-from .errors import SubmissionError
+from .errors import InfrastructureError, SubmissionError
 from .toolchain import KERNEL_FLAGS, cache_dir, compiler
 
 __all__ = ["ALLOWED_ATTRIBUTES", "POISONED", "check_preprocessed", "emulator_macros",
@@ -49,6 +49,9 @@ ALLOWED_ATTRIBUTES = frozenset((
 ))
 #: Identifiers whose every use, however spelled or assembled, is an error.
 POISONED = ("asm", "__asm", "__asm__", "__has_include", "__has_include_next", "_Pragma",
+            # NVRTC's front end answers these otherwise than g++: the code would differ
+            "__has_builtin", "__has_attribute", "__has_cpp_attribute", "__has_feature",
+            "__has_extension",
             "__builtin_return_address", "__builtin_frame_address", "__builtin_extract_return_addr",
             "__builtin_eh_return", "__builtin_apply", "__builtin_apply_args", "__builtin_longjmp",
             "__builtin_setjmp", "__builtin_unwind_init")
@@ -61,10 +64,8 @@ _SOURCE = "submission.cu"
 #: difference or an attribute beyond the part read would go unseen).
 _LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_bytes=256 << 20, file_bytes=1 << 20,
                  capture_bytes=8 << 20)
-#: The two views are preprocessed at the same time (two children, one wall clock).
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mutagym-preprocess")
 #: Bumped whenever what this module checks changes: it names the on-disk verdicts.
-_CHECK_VERSION = "2"
+_CHECK_VERSION = "3"
 
 # NVRTC's predefined macros for the gate's target (compute_80), as NVRTC 13 reports them.
 _NVRTC_ARCH = "800"
@@ -81,6 +82,7 @@ def nvrtc_macros() -> dict[str, str]:
         "__CUDACC_VER_MINOR__": str(minor), "__CUDA_API_VER_MAJOR__": str(major),
         "__LP64__": "1", "__NVCC_DIAG_PRAGMA_SUPPORT__": "1", "__USE_FAST_MATH__": "0",
         "__CUDA_PREC_DIV": "1", "__CUDA_PREC_SQRT": "1", "__CUDA_FTZ": "0",
+        "__cplusplus": "201703L", "__STDC_HOSTED__": "1",
     }
 
 
@@ -91,13 +93,31 @@ def emulator_macros() -> dict[str, str]:
     return {k: v for k, v in nvrtc_macros().items() if k != "__CUDACC_RTC__"}
 
 
-def _view_commands() -> dict[str, list[str]]:
-    common = ["-E", "-x", "c++", "-nostdinc", "-I", "include", "-include", _PRELUDE]
-    defines = lambda macros: [f"-D{k}={v}" for k, v in macros.items()]  # noqa: E731
-    return {
-        "NVRTC": [compiler(), *common, "-std=c++17", "-undef", *defines(nvrtc_macros()), _SOURCE],
-        "the CPU emulator": [compiler(), *common, *KERNEL_FLAGS, *defines(emulator_macros()), _SOURCE],
-    }
+_COMMON = ["-E", "-dU", "-x", "c++", "-nostdinc", "-I", "include", "-include", _PRELUDE]
+
+
+def _command() -> list[str]:
+    return [compiler(), *_COMMON, *KERNEL_FLAGS, *(f"-D{k}={v}" for k, v in emulator_macros().items()),
+            _SOURCE]
+
+
+@functools.cache
+def gcc_macros() -> dict[str, str]:
+    """Every macro g++ predefines for the emulator's build (with the CUDA macros added)."""
+    with private_dir("mutagym-macros-") as folder:
+        (folder / "empty.cu").write_text("")
+        cmd = [compiler(), "-E", "-dM", "-x", "c++", "-nostdinc", *KERNEL_FLAGS,
+               *(f"-D{k}={v}" for k, v in emulator_macros().items()), "empty.cu"]
+        proc = run_bounded(cmd, what="the preprocessor", limits=_LIMITS, cwd=folder)
+    if proc.returncode != 0:
+        raise InfrastructureError(f"g++ -dM failed: {proc.stderr.decode(errors='replace')[-500:]}")
+    return {name: value.strip() for name, value in _MACRO.findall(proc.stdout.decode())}
+
+
+@functools.cache
+def _same_in_both() -> frozenset[str]:
+    """The predefined macros NVRTC and g++ define alike: the only ones a text may consult."""
+    return frozenset(name for name, value in nvrtc_macros().items() if gcc_macros().get(name) == value)
 
 
 def _verdict_path(text: str) -> Path:
@@ -116,21 +136,15 @@ def check_preprocessed(text: str) -> None:
         (folder / "include").mkdir()
         for header in _STUB_HEADERS:
             (folder / "include" / header).write_text("")
-        commands = _view_commands()
-        runs = [_POOL.submit(run_bounded, cmd, what="the preprocessor", limits=_LIMITS, cwd=folder)
-                for cmd in commands.values()]
-        views = []
-        for view, run in zip(commands, runs):
-            proc = run.result()
-            if proc.returncode != 0:
-                _raise_first_error(proc.stderr.decode(errors="replace"), view)
-            if len(proc.stdout) >= _LIMITS.capture_bytes:
-                raise SubmissionError(f"the text expands to more than {_LIMITS.capture_bytes >> 20} "
-                                      "MiB when preprocessed", where="submission")
-            views.append(_submission_lines(proc.stdout.decode(errors="replace")))
-    nvrtc_view, emulator_view = views
-    _compare(nvrtc_view, emulator_view)
-    _check_tokens(emulator_view)
+        proc = run_bounded(_command(), what="the preprocessor", limits=_LIMITS, cwd=folder)
+    if proc.returncode != 0:
+        _raise_first_error(proc.stderr.decode(errors="replace"))
+    if len(proc.stdout) >= _LIMITS.capture_bytes:
+        raise SubmissionError(f"the text expands to more than {_LIMITS.capture_bytes >> 20} MiB "
+                              "when preprocessed", where="submission")
+    view, consulted = _submission_lines(proc.stdout.decode(errors="replace"))
+    _check_macros(consulted, text)
+    _check_tokens(view)
     verdict.parent.mkdir(parents=True, exist_ok=True)
     verdict.touch()
 
@@ -139,13 +153,15 @@ def check_preprocessed(text: str) -> None:
 # The preprocessor's output
 # --------------------------------------------------------------------------------------------
 
+_MACRO = re.compile(r"^#define (\w+)(?:\([^)]*\))? ?(.*)$", re.M)
+_USED = re.compile(r"^#(?P<kind>define|undef) (?P<name>\w+)")
 _LINEMARKER = re.compile(r'^# (?P<line>\d+) "(?P<file>(?:[^"\\]|\\.)*)"(?P<flags>[ \d]*)$')
 _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<text>.*)$", re.M)
 _FILE_ERROR = re.compile(r"No such file|Permission denied|Is a directory|[/\\]")
 _ENTERED_OK = {_SOURCE, f"./{_PRELUDE}", "<built-in>", "<command-line>"}
 
 
-def _raise_first_error(stderr: str, view: str) -> None:
+def _raise_first_error(stderr: str) -> None:
     """The first error the preprocessor reports in the submission, as a SubmissionError. Only the
     submission's own lines and the message text come back: never a host file's contents."""
     for m in _ERROR.finditer(stderr):
@@ -155,17 +171,18 @@ def _raise_first_error(stderr: str, view: str) -> None:
         poisoned = re.match(r'attempt to use poisoned "(\w+)"', text)
         if poisoned:
             text = (f"{poisoned[1]!r} is not allowed in a kernel (inline assembly, pragmas and "
-                    "header probes are refused however they are spelled or assembled)")
+                    "header or compiler probes are refused however they are spelled or assembled)")
         elif _FILE_ERROR.search(text):
             text = "a header outside the allowed ones"
-        raise SubmissionError(f"as {view} preprocesses it: {text}", line=int(m["line"]))
-    raise SubmissionError(f"{view}'s preprocessor rejected the text", where="submission")
+        raise SubmissionError(f"the preprocessor rejected the text: {text}", line=int(m["line"]))
+    raise SubmissionError("the preprocessor rejected the text", where="submission")
 
 
-def _submission_lines(output: str) -> list[tuple[int, str]]:
-    """(submission line, text) of every non-blank output line that comes from the submission;
-    a file other than the submission and the allowed stubs is refused."""
-    lines, current, number = [], "", 0
+def _submission_lines(output: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, bool]]]:
+    """(submission line, text) of every non-blank output line that comes from the submission, and
+    (line, name, defined) of every macro `-dU` says it expanded or tested; a file other than the
+    submission and the allowed stubs is refused."""
+    lines, consulted, current, number = [], [], "", 0
     for raw in output.split("\n"):
         marker = _LINEMARKER.match(raw)
         if marker:
@@ -174,26 +191,34 @@ def _submission_lines(output: str) -> list[tuple[int, str]]:
                 raise SubmissionError("the text reaches a file that is not one of the allowed "
                                       "headers", where="submission")
             continue
-        if raw.strip() and current == _SOURCE:
+        if current == _SOURCE and (macro := _USED.match(raw)):
+            consulted.append((number, macro["name"], macro["kind"] == "define"))
+        elif raw.strip() and current == _SOURCE:
             lines.append((number, " ".join(raw.split())))
         number += 1
-    return lines
+    return lines, consulted
 
 
-def _compare(nvrtc_view: list[tuple[int, str]], emulator_view: list[tuple[int, str]]) -> None:
-    for (line_a, a), (line_b, b) in zip(nvrtc_view, emulator_view):
-        if a != b:
-            line = min(line_a, line_b)
-            break
-    else:
-        if len(nvrtc_view) == len(emulator_view):
-            return
-        line = (nvrtc_view[len(emulator_view)] if len(nvrtc_view) > len(emulator_view)
-                else emulator_view[len(nvrtc_view)])[0]
-    raise SubmissionError(
-        "NVRTC and the CPU emulator would compile different code here (a conditional on "
-        "__CUDACC_RTC__ or on a macro only one compiler defines, such as __GNUC__): the gate and "
-        "the run must judge the same device code", line=line)
+def _check_macros(consulted: list[tuple[int, str, bool]], text: str) -> None:
+    """No compiler macro whose meaning differs between NVRTC and g++ may be consulted: a
+    predefined one (g++'s, or NVRTC's when g++ lacks it) not defined alike by both, nor a reserved
+    name (`__x`, `_X`) that is tested undefined, since NVRTC may define it."""
+    gcc, nvrtc, same = gcc_macros(), nvrtc_macros(), _same_in_both()
+    for line, name, defined in consulted:
+        predefined = name in gcc if defined else name in nvrtc
+        reserved = name.startswith("__") or re.match(r"_[A-Z]", name) is not None
+        if (predefined or (reserved and not defined)) and name not in same:
+            raise SubmissionError(
+                f"the text tests {name!r}, which NVRTC and the CPU emulator (g++) define differently "
+                "(or only one of them defines): code that depends on it could compile differently "
+                "for the gate and for the run, which must judge the same device code",
+                line=_first_use(text, name) or line)
+
+
+def _first_use(text: str, name: str) -> int | None:
+    """The line where *name* first appears in *text* (`-dU` places its report only roughly)."""
+    m = re.search(rf"\b{re.escape(name)}\b", text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -65,12 +65,25 @@ class TestTwoCompilersOneKernel:
     def test_code_only_nvrtc_compiles_is_refused(self):
         """`#ifndef __CUDACC_RTC__` lets the gate (NVRTC) and the run (g++) judge different kernels."""
         text = with_prelude("#ifndef __CUDACC_RTC__\n#define SCALE 2.0f\n#else\n#define SCALE 1.0f\n#endif\n")
-        refused(text, r"NVRTC and the CPU emulator would compile different code here",
-                line=line_of(text, "out[i] = x[i] * SCALE"))
+        refused(text, r"the text tests '__CUDACC_RTC__', which NVRTC and the CPU emulator \(g\+\+\) "
+                      r"define differently", line=line_of(text, "#ifndef __CUDACC_RTC__"))
 
     def test_code_only_gcc_compiles_is_refused(self):
         text = with_prelude("#define SCALE 1.0f\n#ifdef __GNUC__\n__device__ int only_here;\n#endif\n")
-        refused(text, r"would compile different code here", line=line_of(text, "only_here"))
+        refused(text, r"the text tests '__GNUC__'", line=line_of(text, "#ifdef __GNUC__"))
+
+    @pytest.mark.parametrize("probe", ["#ifdef __x86_64__", "#if defined(__NVCC__)", "#ifdef _MSC_VER",
+                                       "#if __has_builtin(__builtin_expect)"])
+    def test_other_compiler_probes_are_refused(self, probe):
+        """A macro only one compiler defines, a reserved name NVRTC might define, or a feature
+        probe NVRTC's front end answers otherwise: each could split the gate from the run."""
+        text = with_prelude(f"{probe}\n#define SCALE 2.0f\n#else\n#define SCALE 1.0f\n#endif\n")
+        refused(text, r"the text tests|is not allowed in a kernel")
+
+    def test_standard_and_cuda_macros_may_be_tested(self):
+        text = with_prelude("#if __cplusplus >= 201703L && defined(__CUDACC__) && __CUDA_ARCH__ >= 700\n"
+                            "#define SCALE 1.0f\n#else\n#define SCALE 0.0f\n#endif\n")
+        assert parse_submission(text).kernels["k"].name == "k"
 
     def test_arch_branches_are_the_same_in_both(self):
         """`__CUDA_ARCH__` is the gate's (800) in the emulator too, so the branch NVRTC compiles is
