@@ -5,7 +5,7 @@ in both, with the columns TRL and verl read without any mapping:
 
 | column | value | read by |
 | --- | --- | --- |
-| `prompt` | chat: `[{"role": "user", "content": task_prompt(problem)}]`; text: the task text | TRL, verl |
+| `prompt` | chat: `[{"role": "user", "content": task_prompt(problem, gate)}]` (what the default reward gate judges); text: the task text | TRL, verl |
 | `problem` | the problem id | `trl_reward` (its `problem_column`) |
 | `data_source` | `"mutagym"` | verl (`reward_fn_key`) |
 | `reward_model` | `{"style": "rule", "ground_truth": problem}` | verl -> `verl_compute_score` |
@@ -36,8 +36,9 @@ DATA_SOURCE = "mutagym"
 def prompt_rows(problems: Iterable[str], *, chat: bool = True) -> Iterator[dict[str, Any]]:
     """One dataset row per problem id (columns in the module docstring), made lazily."""
     from ..substrates.prompt import task_prompt
+    from .gate import default_contract
     for index, problem in enumerate(problems):
-        text = task_prompt(problem)
+        text = task_prompt(problem, default_contract(problem))
         yield {"prompt": [{"role": "user", "content": text}] if chat else text,
                "problem": problem, "data_source": DATA_SOURCE,
                "reward_model": {"style": "rule", "ground_truth": problem},

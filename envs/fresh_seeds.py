@@ -47,7 +47,20 @@ class FreshSuites:
 
     def draw(self, checker: CheckerVersion, problem: str) -> list[InputRef]:
         """One fresh suite for `problem`: the checker's inputs with new, gated seeds."""
-        return [self._next(checker, problem, ref) for ref in checker.inputs_for(problem)]
+        return self.redraw(checker, problem, checker.inputs_for(problem))
+
+    def redraw(self, checker: CheckerVersion, problem: str, refs: list[InputRef]) -> list[InputRef]:
+        """Each of `refs` with a new seed (same generator and shape), gated valid for `checker`'s
+        comparator of `problem`."""
+        return [self._next(checker, problem, ref) for ref in refs]
+
+    def pick(self, problem: str, choices: list, k: int) -> list:
+        """`k` of `choices` (without repeats), chosen anew by the secret stream at every call."""
+        key = ("pick", problem)
+        n = self._counter.get(key, 0)
+        self._counter[key] = n + 1
+        order = sorted(range(len(choices)), key=lambda i: self._seed(key, (n, i)))
+        return [choices[i] for i in order[:k]]
 
     def _next(self, checker: CheckerVersion, problem: str, ref: InputRef) -> InputRef:
         c = checker.comparator_for(problem)

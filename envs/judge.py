@@ -28,10 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..rewards.checker import CheckerVersion, Verdict, default_checker, load_checker
+from ..rewards.checker import (CheckerVersion, Verdict, default_checker, evaluate_source_schedules,
+                               load_checker)
 from ..rewards.input_cache import InputCache
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
 from .fresh_seeds import FreshSeedError, FreshSuites
+from .gate import RewardGate, decide
 from .pool import PoolRegistry
 from .prescreen import JudgePool, WorkFailed, WorkTimeout
 
@@ -81,6 +83,7 @@ class Judgement:
     infra_error: bool = False
     inputs: tuple[dict, ...] = ()
     prescreen: dict | None = None
+    gate: dict | None = None
 
     def info(self) -> dict[str, Any]:
         """The deterministic, JSON-able record an episode's `info` carries (no timings)."""
@@ -88,7 +91,19 @@ class Judgement:
                 "outcome": self.outcome, "category": self.category, "reward": self.reward,
                 "checker": self.checker, "problem": self.problem, "message": self.message,
                 "infra_error": self.infra_error, "inputs": [dict(i) for i in self.inputs],
-                "prescreen": dict(self.prescreen) if self.prescreen is not None else None}
+                "prescreen": dict(self.prescreen) if self.prescreen is not None else None,
+                "gate": copy.deepcopy(self.gate)}
+
+    def checker_alone(self) -> tuple[bool, bool] | None:
+        """(false accept, false reject) of the plain checker against the strongest check that ran
+        (the gate, or the prescreen's pool of record); None when neither gave a verdict."""
+        if self.gate is not None and not self.infra_error:
+            alone = self.gate["checker_alone"]
+            return alone["false_accept"], False
+        pre = self.prescreen or {}
+        if pre.get("false_accept") is None:
+            return None
+        return pre["false_accept"], pre["false_reject"]
 
 
 @dataclass
@@ -105,6 +120,13 @@ class LeakageLedger:
                                                        "false_rejects": 0, "leaked_reward": 0.0,
                                                        "withheld_reward": 0.0})
         t["judged"] += 1
+        if judgement.gate is not None:   # the gate is the strongest check: it leaks nothing we can see
+            alone = judgement.gate["checker_alone"]
+            t.setdefault("checker_alone_false_accepts", 0)
+            t.setdefault("checker_alone_leaked_reward", 0.0)
+            t["checker_alone_false_accepts"] += int(alone["false_accept"])
+            t["checker_alone_leaked_reward"] += full_reward if alone["false_accept"] else 0.0
+            return
         pre = judgement.prescreen or {}
         if pre.get("pool_accepted") is None:
             return
@@ -152,24 +174,37 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _input_summary(verdict: Verdict, suite_refs) -> tuple[dict, ...]:
+def _input_summary(verdict: Verdict) -> tuple[dict, ...]:
     """Per input: generator, shape preset, outcome and errors, never the seed or the arrays."""
-    return tuple({"index": k, "generator": r.generator, "preset": r.preset, "passed": v.passed,
-                  "outcome": v.outcome, "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
-                  "mismatch_ratio": _finite(v.mismatch_ratio)}
-                 for k, (r, v) in enumerate(zip(suite_refs, verdict.inputs)))
+    from ..rewards.generators import parse_input_id
+    summary = []
+    for k, v in enumerate(verdict.inputs):
+        _, generator, preset, _ = parse_input_id(v.input_id)
+        summary.append({"index": k, "generator": generator, "preset": preset, "passed": v.passed,
+                        "outcome": v.outcome, "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
+                        "mismatch_ratio": _finite(v.mismatch_ratio)})
+    return tuple(summary)
 
 
 class Judge:
     """Judges submissions for problems with one checker version, optionally prescreened.
 
+    By default every reward is decided by the reward gate (`gate.py`): the committed hardened
+    suite, then the pool of record, then fresh cases drawn at every evaluation, each in three
+    thread orders, stopping at the first failure. Naming a `checker` judges with that checker
+    alone (audits and measurements), as does `gate=False`.
+
     Arguments:
-        checker: a `CheckerVersion`, a preset name or a checker file; default: the committed one.
-        prescreen: run every kernel against the pool of record on Ray workers.
+        checker: a `CheckerVersion`, a preset name or a checker file; default: the committed one
+            (as the gate's first stage).
+        gate: judge with the reward gate (default: when no checker is named).
+        prescreen: use Ray workers: with the gate, for its pool and fresh stages (else they run
+            here); with a plain checker, run every kernel against the pool of record for `info`.
         backend: runtime backend of the checker runs in this process (`auto`: GPU if present).
         shaping: reward per category.
-        fresh_seeds: redraw the checker's suite at every evaluation (gated; see `fresh_seeds.py`);
-            `secret` seeds the draws (default: random, so unpredictable and not reproducible).
+        fresh_seeds: with a plain checker, redraw its suite at every evaluation besides the fixed
+            inputs, which stay (gated; see `fresh_seeds.py`). `secret` seeds these draws and the
+            gate's fresh stage (default: random, so unpredictable and not reproducible).
         workers, address, num_cpus: the Ray pool (see `prescreen.JudgePool`).
         pool_file: pool of record file or kill-matrix folder (default: the one shipped with mutagym).
     """
@@ -178,7 +213,7 @@ class Judge:
                  backend: str = "auto", shaping: RewardShaping | None = None, fresh_seeds: bool = False,
                  secret: int | str | bytes | None = None, workers: int | None = None,
                  address: str | None = None, num_cpus: int | None = None, timeout_s: float = 300.0,
-                 pool_file: str | None = None):
+                 pool_file: str | None = None, gate: bool | None = None):
         from ..runtime.cuda_backend import cuda_available
         self.checker = checker if isinstance(checker, CheckerVersion) else (
             load_checker(checker) if checker else default_checker())
@@ -186,9 +221,11 @@ class Judge:
         self.shaping = shaping or RewardShaping()
         self.prescreen = prescreen
         self.cache = InputCache()
-        self.fresh = (FreshSuites(secrets.randbits(64) if secret is None else secret, backend=self.backend,
-                                  cache=self.cache) if fresh_seeds else None)
+        secret = secrets.randbits(64) if secret is None else secret
+        self.fresh = FreshSuites(secret, backend=self.backend, cache=self.cache) if fresh_seeds else None
         self.pools = PoolRegistry(pool_file, backend=self.backend)
+        self.gate = (RewardGate(self.checker, self.pools, FreshSuites(secret, backend=self.backend, cache=self.cache))
+                     if (checker is None if gate is None else gate) else None)
         self.workers = JudgePool(workers=workers, address=address, num_cpus=num_cpus, timeout_s=timeout_s)
         self.leakage = LeakageLedger()
         self._judged = _Memo()        # (text sha, problem) -> Judgement; not with fresh seeds
@@ -197,7 +234,12 @@ class Judge:
 
     @property
     def checker_id(self) -> str:
-        return self.checker.version_id
+        """The version judgements name: the gate's when it judges, else the checker's."""
+        return self.gate.version_id if self.gate is not None else self.checker.version_id
+
+    def contract(self, problem: str) -> dict | None:
+        """What the gate judges for `problem` (tolerances, shapes, values, orders); None without one."""
+        return self.gate.contract(problem) if self.gate is not None else None
 
     def close(self) -> None:
         self.workers.close()
@@ -219,6 +261,8 @@ class Judge:
             load_problem(problem)       # an unknown id is the caller's error, named before any work
         keys = [(hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest() if isinstance(s, str) else None, p)
                 for s, p in items]
+        if self.gate is not None:
+            return self._judge_gated(items, keys, checker_on_workers)
         out: list[Judgement | None] = [None] * len(items)
         pending = {}
         for k, ((source, problem), key) in enumerate(zip(items, keys)):
@@ -240,6 +284,102 @@ class Judge:
                 self._judged.put(key, j)
             self.leakage.record(j, self.shaping.correct)
         return out
+
+    # ------------------------------------------------------------------ the gate
+    def _judge_gated(self, items, keys, suite_on_workers: bool) -> list[Judgement]:
+        """Stage 1 for every item (here, or on the workers for a batch), then the pool and fresh
+        stages of the items that passed it, each (stage, order) on the workers when `prescreen`
+        allows them, else here; the first failure by stage and order decides."""
+        out: list[Judgement | None] = [None] * len(items)
+        first: dict[int, Any] = {}
+        for k, ((source, problem), key) in enumerate(zip(items, keys)):
+            known = self._judged.get(key)
+            out[k] = known or self._screen_source(source, problem)
+            if out[k] is None:
+                first[k] = self._run_stage(self.gate.checker, problem, source, None, suite_on_workers)
+        passed: dict[int, list] = {}
+        for k, handle in first.items():
+            verdicts = self._result(handle)
+            source, problem = items[k]
+            if not isinstance(verdicts, dict):
+                out[k] = self._gate_failed(problem, verdicts)
+                continue
+            suite_result = [("suite", verdicts)]
+            if all(v.accepted for v in verdicts.values()):
+                passed[k] = suite_result
+            else:
+                out[k] = self._gate_judgement(problem, suite_result)
+        later: dict[int, list] = {}
+        for k in passed:
+            source, problem = items[k]
+            try:
+                stages = self.gate.stage_checkers(problem)[1:]
+            except (FreshSeedError, InfrastructureError) as err:
+                out[k] = self._fail("infra_error", problem, f"the gate's fresh stage: {err}")
+                continue
+            later[k] = [(name, checker, refs, self._run_stage(checker, problem, source, refs, self.prescreen))
+                        for name, checker, refs in stages]
+        for k, runs in later.items():
+            source, problem = items[k]
+            results = passed[k]
+            for name, checker, refs, handle in runs:
+                verdicts = self._result(handle)
+                if not isinstance(verdicts, dict):
+                    out[k] = self._gate_failed(problem, verdicts)
+                    break
+                results.append((name, verdicts))
+                if not all(v.accepted for v in verdicts.values()):
+                    break   # the later stages' runs are not waited for
+            if out[k] is None:
+                out[k] = self._gate_judgement(problem, results)
+        for j, key in zip(out, keys):
+            if not j.infra_error:
+                self._judged.put(key, j)
+            self.leakage.record(j, self.shaping.correct)
+        return out
+
+    def _run_stage(self, checker: CheckerVersion, problem: str, source: str, refs, on_workers: bool):
+        """A handle (on the workers) or the verdicts by schedule (here) of one stage's runs."""
+        schedules = self.gate.schedules
+        if on_workers:   # one call per order, so that a stage's orders run side by side
+            try:
+                return ("remote", [self.workers.submit(checker, problem, source, schedule=(s,), suite=refs)
+                                   for s in schedules])
+            except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
+                return ("failed", WorkFailed(f"{type(err).__name__}: {err}"))
+        try:
+            return ("here", evaluate_source_schedules(checker, problem, source, schedules, backend=self.backend,
+                                                      suite=refs, cache=self.cache))
+        except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
+            return ("failed", WorkFailed(f"{type(err).__name__}: {err}"))
+
+    def _result(self, handle):
+        """The verdicts by schedule of a stage's runs, or the WorkTimeout / WorkFailed that kept them."""
+        where, value = handle
+        if where != "remote":
+            return value
+        merged: dict = {}
+        for result in self.workers.gather(value):
+            if not isinstance(result, dict):
+                return result
+            merged.update(result)
+        return merged
+
+    def _gate_failed(self, problem: str, why) -> Judgement:
+        message = (f"a gate stage took over {why.seconds:g} s" if isinstance(why, WorkTimeout) else why.message)
+        return self._fail("infra_error", problem, message)
+
+    def _gate_judgement(self, problem: str, results) -> Judgement:
+        gated = decide(results, self.gate.schedules, checker_alone=results[0][1][self.gate.schedules[0]])
+        verdict = gated.verdict
+        category = _category(verdict)
+        message = verdict.message
+        for index, v in enumerate(verdict.inputs):   # input ids name seeds: tell the position only
+            message = message.replace(v.input_id, f"#{index} of the {gated.stage} stage")
+        summary = () if verdict.accepted else tuple({"stage": gated.stage, **row} for row in _input_summary(verdict))
+        return Judgement(self.shaping.reward(category), verdict.accepted, verdict.outcome, category,
+                         self.checker_id, problem, message, False, summary, None,
+                         gated.info(self.checker_id))
 
     def _fail(self, category: str, problem: str, message: str, outcome: str | None = None) -> Judgement:
         return Judgement(self.shaping.reward(category), False, outcome or category, category,
@@ -268,8 +408,8 @@ class Judge:
     def _suite(self, problem: str):
         if self.fresh is None:
             return list(self.checker.inputs_for(problem))
-        try:
-            return self.fresh.draw(self.checker, problem)
+        try:   # the fixed inputs stay: a redraw alone can lose the value pattern that witnessed a fault
+            return list(self.checker.inputs_for(problem)) + self.fresh.draw(self.checker, problem)
         except (FreshSeedError, InfrastructureError) as err:
             return self._fail("infra_error", problem, f"fresh seeds: {err}")
 
@@ -319,7 +459,7 @@ class Judge:
             prescreen["false_reject"] = (not verdict.accepted) and prescreen["pool_accepted"]
         return Judgement(self.shaping.reward(category), verdict.accepted, verdict.outcome, category,
                          self.checker_id, problem, _scrub(verdict.message, suite, problem), False,
-                         _input_summary(verdict, suite), prescreen)
+                         _input_summary(verdict), prescreen)
 
     def _prescreen(self, handles: dict) -> dict | None:
         """The prescreen's report: pool size, failures, the nearest mutant; `status` says whether

@@ -140,7 +140,7 @@ class KernelTaskEnv(gym.Env):
             raise ValueError(f"reset(options={{'problem': {problem!r}}}): not one of this env's problems "
                              f"({', '.join(self.problems[:8])}{', ...' if len(self.problems) > 8 else ''})")
         self.problem, self.turn, self._last = problem, 0, None
-        self._observation = _printable(task_prompt(problem))[:MAX_OBSERVATION_CHARS]
+        self._observation = _printable(task_prompt(problem, self.judge.contract(problem)))[:MAX_OBSERVATION_CHARS]
         return self._observation, {"problem": problem, "checker": self.judge.checker_id,
                                    "max_turns": self.max_turns}
 
@@ -164,7 +164,7 @@ class KernelTaskEnv(gym.Env):
         text = f"\n\n## Feedback on submission {self.turn} of {self.max_turns}\n\n{feedback(j)}"
         obs = self._observation + _printable(text)
         if len(obs) > MAX_OBSERVATION_CHARS:      # keep the prompt and the newest feedback
-            head = _printable(task_prompt(self.problem))[:MAX_OBSERVATION_CHARS // 2]
+            head = _printable(task_prompt(self.problem, self.judge.contract(self.problem)))[:MAX_OBSERVATION_CHARS // 2]
             obs = head + "\n[...]\n" + obs[-(MAX_OBSERVATION_CHARS - len(head) - 7):]
         return obs
 

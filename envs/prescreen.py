@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..mutants.ray_pool import RayPool
-from ..rewards.checker import CheckerVersion, InputRef, Verdict, evaluate_source
+from ..rewards.checker import CheckerVersion, InputRef, Verdict, evaluate_source, evaluate_source_schedules
 
 __all__ = ["JudgePool", "WorkFailed", "WorkTimeout"]
 
@@ -57,10 +57,14 @@ class _Worker:
     def pid(self) -> int:
         return os.getpid()
 
-    def evaluate(self, checker: CheckerVersion, problem: str, source: str, schedule: str,
-                 suite: list[InputRef] | None, run_timeout_s: float) -> Verdict:
-        return evaluate_source(checker, problem, source, backend=self.backend, schedule=schedule,
-                               timeout_s=run_timeout_s, suite=suite, cache=self.cache)
+    def evaluate(self, checker: CheckerVersion, problem: str, source: str, schedules: tuple[str, ...],
+                 suite: list[InputRef] | None, run_timeout_s: float) -> Verdict | dict[str, Verdict]:
+        """One verdict for one schedule (a string); a verdict per schedule for a tuple of them."""
+        if isinstance(schedules, str):
+            return evaluate_source(checker, problem, source, backend=self.backend, schedule=schedules,
+                                   timeout_s=run_timeout_s, suite=suite, cache=self.cache)
+        return evaluate_source_schedules(checker, problem, source, schedules, backend=self.backend,
+                                         timeout_s=run_timeout_s, suite=suite, cache=self.cache)
 
 
 class JudgePool:
@@ -138,9 +142,10 @@ class JudgePool:
         return ray.get([a.pid.remote() for a in self._actors])
 
     # ------------------------------------------------------------------ work
-    def submit(self, checker: CheckerVersion, problem: str, source: str, *, schedule: str = "ascending",
-               suite: Sequence[InputRef] | None = None):
-        """Queue one evaluation on the least busy actor; returns a handle for `gather`."""
+    def submit(self, checker: CheckerVersion, problem: str, source: str, *,
+               schedule: str | tuple[str, ...] = "ascending", suite: Sequence[InputRef] | None = None):
+        """Queue one evaluation on the least busy actor; returns a handle for `gather`, which gives
+        a `Verdict` for one schedule, or a dict of them when *schedule* is a tuple of schedules."""
         self._start()
         k = min(self._in_flight, key=lambda i: (self._in_flight[i], i))
         self._in_flight[k] += 1

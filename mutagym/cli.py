@@ -95,8 +95,9 @@ def cmd_run(args) -> int:
 
 # ---------------------------------------------------------------------------------- prompt
 def cmd_prompt(args) -> int:
+    from mutagym.envs.gate import default_contract
     from mutagym.substrates.prompt import task_prompt
-    print(task_prompt(args.problem))
+    print(task_prompt(args.problem, default_contract(args.problem)))
     return 0
 
 
@@ -341,10 +342,11 @@ def cmd_eval(args) -> int:
     finally:
         judge.close()
     records = []
+    gated = judge.gate is not None
     for path, j in zip(args.files, judged):
         record = {"kernel": path, **j.info()}
         pre = j.prescreen or {}
-        if args.prescreen:
+        if args.prescreen and not gated:
             record.update(false_accept=pre.get("false_accept"), false_reject=pre.get("false_reject"),
                           pool_accepted=pre.get("pool_accepted"), pool_outcome=pre.get("status"))
         records.append(record)
@@ -352,12 +354,21 @@ def cmd_eval(args) -> int:
         print(json.dumps(records, indent=2, default=str))
         return 0 if all(r["accepted"] for r in records) else 1
     table = Table(title=f"{judge.checker_id} on {args.problem}")
-    for col in ("kernel", "verdict", "outcome", "message") + (("pool of record", "false accept/reject",
-                                                               "nearest mutant") if args.prescreen else ()):
+    extra_columns = (("stage / order", "checker alone") if gated else
+                     ("pool of record", "false accept/reject", "nearest mutant") if args.prescreen else ())
+    for col in ("kernel", "verdict", "outcome", "message") + extra_columns:
         table.add_column(col)
     for r in records:
         extra = ()
-        if args.prescreen:
+        if gated and r["gate"] is not None:
+            g = r["gate"]
+            alone = g["checker_alone"]
+            extra = (f"{g['stage']} / {g['schedule']}" if g["stage"] else "all passed",
+                     "would pay: false accept" if alone["false_accept"] else
+                     ("accept" if alone["accepted"] else "reject"))
+        elif gated:
+            extra = ("-", "-")
+        elif args.prescreen:
             pre = r["prescreen"]
             pool = (f"{pre['pool_failures']}/{pre['pool_size']} fail" if pre["pool_accepted"] is not None
                     else f"{pre['status']}: {pre['message'][:60]}")
@@ -367,19 +378,23 @@ def cmd_eval(args) -> int:
         table.add_row(r["kernel"], "[green]accept[/green]" if r["accepted"] else "[red]reject[/red]",
                       r["outcome"], r["message"][:120], *extra)
     console.print(table)
-    if args.prescreen:
+    if args.prescreen or gated:
         _print_leakage(judge.leakage.as_dict())
     return 0 if all(r["accepted"] for r in records) else 1
 
 
 def _print_leakage(totals: dict) -> None:
-    """The judge's running leakage totals per checker version."""
-    table = Table(title="reward leakage (prescreened kernels)")
-    for col in ("checker", "judged", "false accepts", "leaked reward", "false rejects", "withheld reward"):
+    """The judge's running leakage totals per checker or gate version."""
+    table = Table(title="reward leakage")
+    for col in ("judged by", "judged", "false accepts", "leaked reward", "false rejects", "withheld reward"):
         table.add_column(col)
-    for checker, t in totals.items():
-        table.add_row(checker, str(t["prescreened"]), str(t["false_accepts"]), f"{t['leaked_reward']:g}",
-                      str(t["false_rejects"]), f"{t['withheld_reward']:g}")
+    for version, t in totals.items():
+        if "checker_alone_false_accepts" in t:   # a gate: what the plain checker alone would have leaked
+            table.add_row(f"{version} (its checker alone)", str(t["judged"]), str(t["checker_alone_false_accepts"]),
+                          f"{t['checker_alone_leaked_reward']:g}", "-", "-")
+        else:
+            table.add_row(version, str(t["prescreened"]), str(t["false_accepts"]), f"{t['leaked_reward']:g}",
+                          str(t["false_rejects"]), f"{t['withheld_reward']:g}")
     console.print(table)
 
 
@@ -522,8 +537,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", help="judge kernels with a checker version: a verdict per kernel")
     p.add_argument("files", nargs="+", metavar="FILE", help="submissions (.cu)")
-    p.add_argument("--checker", default="default",
-                   help="preset name or checker file (.json/.toml); default: the committed hardened checker")
+    p.add_argument("--checker", default=None,
+                   help="judge with this checker alone (preset name or checker file, .json/.toml); "
+                        "default: the reward gate (the committed hardened suite, the pool of record, "
+                        "fresh cases, three thread orders)")
     p.add_argument("--problem", required=True)
     p.add_argument("--backend", default="cpu", choices=("auto", "cpu", "cuda"))
     p.add_argument("--prescreen", action="store_true",

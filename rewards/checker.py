@@ -51,7 +51,8 @@ from .input_cache import InputCache
 
 __all__ = ["CheckerError", "CheckerVersion", "ComparatorSpec", "InputRef", "InputVerdict",
            "UnknownCheckerError", "VOLATILE_PROVENANCE", "Verdict", "crossed", "default_checker",
-           "default_checker_name", "evaluate", "evaluate_source", "list_checkers", "load_checker"]
+           "default_checker_name", "evaluate", "evaluate_kernel", "evaluate_source",
+           "evaluate_source_schedules", "list_checkers", "load_checker"]
 
 #: Provenance keys left out of the content hash (they change between identical runs).
 VOLATILE_PROVENANCE: tuple[str, ...] = ("date",)
@@ -388,6 +389,8 @@ class Verdict:
     outcome other than `ok` in suite order (`memory_fault`, `sync_error`, `timeout`, `crash`,
     `forbidden_syscall`: a fault outranks a wrong answer), or `compile_error`. `inputs` has one
     `InputVerdict` per suite input, in suite order; `message` explains the first failure.
+    `launch_error` (a launch plan the runtime refuses for an input: a zero grid, more threads
+    than the budget) is a kernel fault too.
     """
 
     accepted: bool
@@ -480,22 +483,52 @@ def evaluate_source(checker: CheckerVersion, problem: str | Problem, source: str
     `suite` replaces the checker's suite for this call (fresh seeds of the same generators and
     shapes); `cache` keeps generated inputs and their references between calls. A submission
     that does not build gives `outcome="compile_error"` (not accepted) with the compiler's
-    message; infrastructure failures raise `InfrastructureError`.
+    message; a launch plan the runtime refuses for an input, `launch_error`; infrastructure
+    failures raise `InfrastructureError`.
     """
-    from ..runtime import RunCase, SubmissionError, compile
+    return evaluate_source_schedules(checker, problem, source, (schedule,), backend=backend,
+                                     timeout_s=timeout_s, suite=suite, cache=cache)[schedule]
+
+
+def evaluate_source_schedules(checker: CheckerVersion, problem: str | Problem, source: str,
+                              schedules: Sequence[str], *, backend: str = "cpu", timeout_s: float = 30.0,
+                              suite: Sequence[InputRef] | None = None,
+                              cache: InputCache | None = None) -> dict[str, Verdict]:
+    """`evaluate_source` under each of `schedules` (thread orders), one verdict each: the kernel
+    is built once and the inputs laid out once for all of them."""
+    from ..runtime import SubmissionError, compile
 
     p = _problem(problem)
     refs = list(suite) if suite is not None else checker.inputs_for(p)
     try:
         kernel = compile(source, backend=backend)
     except SubmissionError as err:
-        per_input = [InputVerdict(r.id_for(p), False, "compile_error", float("inf"), float("inf"), 1.0,
-                                  "") for r in refs]
-        return Verdict(False, "compile_error", checker.version_id, p.id, per_input,
-                       f"compile_error: {err}")
-    made = [(cache or InputCache(budget_bytes=0)).get(p, r) for r in refs]
+        return {s: _failed_everywhere(checker, p, refs, "compile_error", f"compile_error: {err}")
+                for s in schedules}
+    return evaluate_kernel(checker, p, kernel, refs, schedules, timeout_s=timeout_s, cache=cache)
+
+
+def evaluate_kernel(checker: CheckerVersion, problem: Problem, kernel, refs: Sequence[InputRef],
+                    schedules: Sequence[str], *, timeout_s: float = 30.0,
+                    cache: InputCache | None = None) -> dict[str, Verdict]:
+    """Judge a built kernel on `refs` under each schedule with `checker`'s comparator for
+    `problem`: the one place a kernel is run on a suite and compared with fp64."""
+    from ..runtime import LaunchError, RunCase
+
+    made = [(cache or InputCache(budget_bytes=0)).get(problem, r) for r in refs]
     generated, references = [g for g, _ in made], [ref for _, ref in made]
-    scalars = p.scalar_values()
-    cases = [RunCase(g.inputs, p.output_specs(g.dims), g.dims, scalars) for g in generated]
-    results = kernel.run_batch(cases, schedule=schedule, timeout_s=timeout_s)
-    return _judge(checker, p, generated, results, references)
+    scalars = problem.scalar_values()
+    cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in generated]
+    try:
+        runs = kernel.run_schedules(cases, list(schedules), timeout_s=timeout_s)
+    except LaunchError as err:   # the kernel's launch plan, not mutagym: a fault like any other
+        return {s: _failed_everywhere(checker, problem, refs, "launch_error", f"launch_error: {err}")
+                for s in schedules}
+    return {s: _judge(checker, problem, generated, runs[s], references) for s in schedules}
+
+
+def _failed_everywhere(checker: CheckerVersion, problem: Problem, refs: Sequence[InputRef],
+                       outcome: str, message: str) -> Verdict:
+    per_input = [InputVerdict(r.id_for(problem), False, outcome, float("inf"), float("inf"), 1.0, "")
+                 for r in refs]
+    return Verdict(False, outcome, checker.version_id, problem.id, per_input, message)

@@ -132,18 +132,14 @@ class TrlReward:
         self.judge.close()
 
 
-def _prescreened(judgement) -> bool:
-    """Whether the pool of record gave a verdict (the prescreen ran, and did not fail or time out)."""
-    return judgement.prescreen is not None and judgement.prescreen["false_accept"] is not None
-
-
 def _batch_rates(judgements) -> dict[str, float]:
-    """Infrastructure-error rate of a batch, and false accept/reject rates among the prescreened."""
+    """Infrastructure-error rate of a batch, and the plain checker's false accept/reject rates
+    against the strongest check that ran (the gate, or the prescreen's pool of record)."""
     rates = {"infra_error": sum(j.infra_error for j in judgements) / len(judgements)}
-    screened = [j.prescreen for j in judgements if _prescreened(j)]
-    if screened:
-        rates["false_accept"] = sum(p["false_accept"] for p in screened) / len(screened)
-        rates["false_reject"] = sum(p["false_reject"] for p in screened) / len(screened)
+    audited = [a for a in (j.checker_alone() for j in judgements) if a is not None]
+    if audited:
+        rates["false_accept"] = sum(fa for fa, _ in audited) / len(audited)
+        rates["false_reject"] = sum(fr for _, fr in audited) / len(audited)
     return rates
 
 
@@ -235,9 +231,9 @@ def _verl_problem(ground_truth, extra_info) -> str:
 
 def _verl_record(j) -> dict:
     """The same keys for every judgement, each a number or a string."""
-    screened = _prescreened(j)
+    audit = j.checker_alone()
     return {"score": 0.0 if j.infra_error else float(j.reward), "accepted": bool(j.accepted),
             "category": j.category, "outcome": j.outcome, "infra_error": bool(j.infra_error),
-            "prescreened": screened, "false_accept": screened and bool(j.prescreen["false_accept"]),
-            "false_reject": screened and bool(j.prescreen["false_reject"]), "checker": j.checker,
+            "prescreened": audit is not None, "false_accept": audit is not None and bool(audit[0]),
+            "false_reject": audit is not None and bool(audit[1]), "checker": j.checker,
             "problem": j.problem}

@@ -33,7 +33,7 @@ element. Inputs are read-only. The kernel is judged on many hidden inputs (signs
 including remainders and tiny sizes) against a float64 reference."""
 
 
-def _contract(problem) -> str:
+def _contract(problem, gate: dict | None) -> str:
     spec = problem.spec
     lines = ["Inputs:"]
     for i in spec.inputs:
@@ -46,13 +46,30 @@ def _contract(problem) -> str:
     lines.append(f"Dims (int): {dims}")
     if spec.scalars:
         lines.append("Scalars: " + ", ".join(f"{n} = {s.value!r} ({s.dtype})" for n, s in spec.scalars.items()))
-    t = spec.tolerance
-    lines.append(f"Checked against the reference with atol = {t.atol:g}, rtol = {t.rtol:g}.")
+    if gate is None:
+        t = spec.tolerance
+        lines.append(f"Checked against the reference with atol = {t.atol:g}, rtol = {t.rtol:g}.")
+    else:
+        lines.append(_judged_by(gate))
     return "\n".join(lines)
 
 
-def task_prompt(problem_id: str) -> str:
-    """The full task text for `problem_id`."""
+def _judged_by(gate: dict) -> str:
+    """The reward gate's contract (`RewardGate.contract`) in words."""
+    tol = gate["tolerance"]
+    suite, pool = tol["suite"], tol["pool"]
+    orders = gate["thread_orders"]
+    return (f"Judged by the reward gate {gate['gate']}, which pays only if every stage passes: a "
+            f"hardened suite at atol = {suite['atol']:g}, rtol = {suite['rtol']:g}; then the pool of "
+            f"record and fresh cases drawn at every evaluation at atol = {pool['atol']:g}, rtol = "
+            f"{pool['rtol']:g}. Every case runs in {len(orders)} thread orders ({', '.join(orders)}): "
+            "the result must not depend on the order threads and blocks run in. Shapes: "
+            f"{', '.join(gate['shapes'])}; value families: {', '.join(gate['values'])}.")
+
+
+def task_prompt(problem_id: str, gate: dict | None = None) -> str:
+    """The full task text for `problem_id`; *gate* (a `RewardGate.contract`) states what the
+    reward gate judges, else the problem's own tolerance is stated."""
     problem = load_problem(problem_id)
     example_id = "relu" if problem.id != "relu" else "sigmoid"
     example = load_problem(example_id).kernel_sources()["substrate"]
@@ -60,7 +77,7 @@ def task_prompt(problem_id: str) -> str:
         f"# Task: {problem.spec.title} (`{problem.id}`)",
         problem.spec.description.strip(),
         "## Reference (PyTorch, evaluated in float64)\n\n```python\n" + problem.reference_source().strip() + "\n```",
-        "## Argument contract\n\n" + _contract(problem),
+        "## Argument contract\n\n" + _contract(problem, gate),
         "## Submission format\n\n" + FORMAT,
         f"## Example submission (for a different problem, `{example_id}`)\n\n```cuda\n{example.strip()}\n```",
     ]) + "\n"

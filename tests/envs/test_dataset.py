@@ -12,6 +12,7 @@ import pytest
 
 import mutagym.envs.dataset as dataset_module
 from mutagym.envs.dataset import prompt_rows, write_dataset
+from mutagym.envs.gate import default_contract
 from mutagym.substrates.prompt import task_prompt
 
 COLUMNS = ["prompt", "problem", "data_source", "reward_model", "extra_info"]
@@ -26,14 +27,14 @@ class TestPromptRows:
     def test_chat_rows_carry_the_task_prompt_and_verl_fields(self):
         rows = list(prompt_rows(["relu", "layernorm"]))
         assert [list(r) for r in rows] == [COLUMNS, COLUMNS]
-        assert rows[1]["prompt"] == [{"role": "user", "content": task_prompt("layernorm")}]
+        assert rows[1]["prompt"] == [{"role": "user", "content": task_prompt("layernorm", default_contract("layernorm"))}]
         assert rows[1]["problem"] == "layernorm" and rows[1]["data_source"] == "mutagym"
         assert rows[1]["reward_model"] == {"style": "rule", "ground_truth": "layernorm"}
         assert rows[1]["extra_info"] == {"index": 1, "problem": "layernorm"}
 
     def test_text_rows(self):
         [row] = prompt_rows(["relu"], chat=False)
-        assert row["prompt"] == task_prompt("relu")
+        assert row["prompt"] == task_prompt("relu", default_contract("relu"))
 
     def test_writing_no_rows_is_an_error(self, tmp_path):
         with pytest.raises(ValueError, match="no rows to write"):
@@ -63,7 +64,7 @@ class TestDatasetCommand:
         summary = json.loads(proc.stdout)
         assert summary == {"rows": 1, "problems": ["tanh"], "format": "text",
                            "parquet": str(tmp_path / "prompts.parquet"), "jsonl": str(tmp_path / "prompts.jsonl")}
-        assert pq.read_table(summary["parquet"]).column("prompt").to_pylist() == [task_prompt("tanh")]
+        assert pq.read_table(summary["parquet"]).column("prompt").to_pylist() == [task_prompt("tanh", default_contract("tanh"))]
 
     def test_bad_selection_exits_2_and_writes_nothing(self, tmp_path):
         proc = mutagym("dataset", "--out", str(tmp_path / "out"), "--problems", "relu,nope*")

@@ -31,11 +31,16 @@ def test_eval_prescreen_with_the_default_pool_reports_leakage(tmp_path):
     assert "reward leakage" in proc.stdout and "false accept" in proc.stdout
 
 
-def test_eval_default_checker_is_the_committed_one(tmp_path):
+def test_eval_judges_with_the_reward_gate_by_default(tmp_path):
+    """Without --checker the verdict is the gate's (its first stage the committed checker), and a
+    correct kernel passes all three stages."""
+    from mutagym.envs.gate import default_contract
     from mutagym.rewards.checker import default_checker
     k = tmp_path / "k.cu"
     k.write_text(RELU)
     proc = mutagym("eval", "--problem", "relu", str(k), "--json")
     assert proc.returncode == 0, proc.stderr[-2000:]
     [rec] = json.loads(proc.stdout)
-    assert rec["checker"] == default_checker().version_id and rec["accepted"]
+    assert rec["checker"] == default_contract("relu")["gate"] and rec["accepted"]
+    assert rec["gate"]["stages_run"] == ["suite", "pool", "fresh"]
+    assert rec["gate"]["checker_alone"]["checker"] == default_checker().version_id

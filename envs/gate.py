@@ -1,0 +1,159 @@
+"""The reward gate: every reward is decided by the strongest check mutagym owns.
+
+A minimal set-cover suite is the paper's measure of a checker against single-site mutants; a
+policy is not a mutant, it is an optimiser that finds every input the checker never tries. So the
+reward is a gate of three stages, each in several thread orders, stopping at the first failure:
+
+| stage | inputs | comparator | why |
+| --- | --- | --- | --- |
+| `suite` | the hardened checker's suite | the checker's (tolerances tightened where valid) | cheap: rejects most wrong kernels in a few runs |
+| `pool` | the pool of record: every valid input of the kill matrix | the problem's | the strongest fixed check |
+| `fresh` | drawn anew at every evaluation from a secret stream: each suite input's pattern (generator and shape) again, and patterns of the pool | the problem's, every draw validity-gated | an input the policy cannot have seen |
+
+Each stage runs under `SCHEDULES` (ascending, descending and a seeded shuffle of the threads and
+blocks), so a missing barrier that one order hides shows in another. The reward is paid only
+when every stage passes in every order. A `GateVerdict` names the stage, the order, and the
+failing input's generator and shape, never the input itself; it also carries what the suite
+alone, in ascending order (the plain checker), would have said, so the episode can report where
+the checker by itself would have accepted a wrong kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..rewards.checker import CheckerVersion, InputRef, Verdict
+from ..rewards.generators import parse_input_id
+from .fresh_seeds import FreshSuites
+from .pool import PoolRegistry
+
+__all__ = ["GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "STAGES", "decide", "default_contract"]
+
+GATE_FORMAT = "mutagym.gate/1"
+STAGES = ("suite", "pool", "fresh")
+#: The thread orders every stage runs in, cheapest first (the checker's own order first).
+SCHEDULES = ("ascending", "descending", "shuffled:1")
+#: Patterns of the pool redrawn per evaluation, on top of one redraw of each suite input.
+FRESH_POOL_PATTERNS = 4
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """The gate's judgement of one kernel on one problem.
+
+    `verdict` is the deciding one: the first failing stage's, in the first failing order, or the
+    last stage's when all pass. `stage` and `schedule` name where it failed (None when accepted);
+    `failing` the first failing input's generator, shape preset and outcome. `checker_alone` is the
+    suite's verdict in ascending order: what the plain checker would have paid for."""
+
+    verdict: Verdict
+    stage: str | None
+    schedule: str | None
+    failing: dict | None
+    checker_alone: Verdict
+    stages_run: tuple[str, ...]
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict.accepted
+
+    def info(self, gate_id: str) -> dict:
+        """The JSON-able record of `info["gate"]`."""
+        return {"version": gate_id, "accepted": self.accepted, "stage": self.stage,
+                "schedule": self.schedule, "failing": dict(self.failing) if self.failing else None,
+                "stages_run": list(self.stages_run),
+                "checker_alone": {"checker": self.checker_alone.checker,
+                                  "accepted": self.checker_alone.accepted,
+                                  "false_accept": self.checker_alone.accepted and not self.accepted}}
+
+
+class RewardGate:
+    """The stages of one gate: `checker` (stage 1), the pools (stage 2) and fresh draws (stage 3,
+    from `fresh`, a `FreshSuites` whose secret makes the draws unpredictable and reproducible;
+    None for a gate that only states its contract)."""
+
+    def __init__(self, checker: CheckerVersion, pools: PoolRegistry, fresh: FreshSuites | None,
+                 schedules: Sequence[str] = SCHEDULES):
+        self.checker, self.pools, self.fresh = checker, pools, fresh
+        self.schedules = tuple(schedules)
+
+    @functools.cached_property
+    def version_id(self) -> str:
+        """`gate-<hash12>` over the checker version, the pool file, the orders and the draws."""
+        pool_file = self.pools.pool_file
+        pool_hash = hashlib.sha256(pool_file.read_bytes()).hexdigest()[:16] if pool_file else "validity-gate"
+        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, list(self.schedules),
+                FRESH_POOL_PATTERNS]
+        return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
+
+    def stage_checkers(self, problem: str) -> list[tuple[str, CheckerVersion, list[InputRef]]]:
+        """(stage, checker whose comparator judges it, inputs) in order; the fresh inputs are
+        drawn anew at every call."""
+        pool = self.pools.get(problem).checker()
+        return [("suite", self.checker, self.checker.inputs_for(problem)),
+                ("pool", pool, pool.inputs_for(problem)),
+                ("fresh", pool, self.fresh_inputs(problem))]
+
+    def fresh_inputs(self, problem: str) -> list[InputRef]:
+        """One fresh, validity-gated draw of each suite input's pattern and of
+        `FRESH_POOL_PATTERNS` patterns of the pool (chosen by the secret stream), each judged at
+        the problem's tolerance. A redraw keeps the pattern (generator and shape) that made the
+        fixed input a witness; the fixed inputs stay in stage 1."""
+        pool = self.pools.get(problem).checker()
+        patterns = {(r.generator, r.preset): r for r in self.checker.inputs_for(problem)}
+        pool_patterns = sorted({(r.generator, r.preset) for r in pool.inputs_for(problem)} - set(patterns))
+        for pick in self.fresh.pick(problem, pool_patterns, FRESH_POOL_PATTERNS):
+            patterns[pick] = InputRef(generator=pick[0], preset=pick[1])
+        return self.fresh.redraw(pool, problem, list(patterns.values()))
+
+    def contract(self, problem: str) -> dict:
+        """What is judged, as the prompt and `info` state it: tolerances by stage, shapes, value
+        kinds and thread orders."""
+        suite_c = self.checker.comparator_for(problem)
+        pool = self.pools.get(problem).checker()
+        pool_c = pool.comparator_for(problem)
+        refs = pool.inputs_for(problem)
+        return {"gate": self.version_id,
+                "tolerance": {"suite": {"atol": suite_c.atol, "rtol": suite_c.rtol},
+                              "pool": {"atol": pool_c.atol, "rtol": pool_c.rtol},
+                              "fresh": {"atol": pool_c.atol, "rtol": pool_c.rtol}},
+                "shapes": sorted({r.preset for r in refs} | {r.preset for r in self.checker.inputs_for(problem)}),
+                "values": sorted({r.generator for r in refs}),
+                "thread_orders": list(self.schedules)}
+
+
+def decide(stage_results: Sequence[tuple[str, dict[str, Verdict]]], schedules: Sequence[str],
+           checker_alone: Verdict) -> GateVerdict:
+    """The gate's verdict from each run stage's verdicts by schedule, in stage order: the first
+    failing stage and order decides; all passing accepts."""
+    run = tuple(stage for stage, _ in stage_results)
+    last = None
+    for stage, by_schedule in stage_results:
+        for schedule in schedules:
+            verdict = by_schedule[schedule]
+            last = verdict
+            if not verdict.accepted:
+                first = next((v for v in verdict.inputs if not v.passed), None)
+                failing = None
+                if first is not None:
+                    _, generator, preset, _ = parse_input_id(first.input_id)
+                    failing = {"generator": generator, "shape": preset, "outcome": first.outcome}
+                return GateVerdict(verdict, stage, schedule, failing, checker_alone, run)
+    return GateVerdict(last, None, None, None, checker_alone, run)
+
+
+@functools.cache
+def default_contract(problem: str) -> dict:
+    """The contract of the gate every reward uses by default (the committed checker, the shipped
+    pool): what `mutagym dataset` writes into the prompts."""
+    from ..rewards.checker import default_checker
+    return RewardGate(default_checker(), _default_pools(), None).contract(problem)
+
+
+@functools.cache
+def _default_pools() -> PoolRegistry:
+    return PoolRegistry()
