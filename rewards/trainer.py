@@ -147,8 +147,8 @@ def trl_reward(checker=None, *, problem_column: str = "problem", shaping=None, p
                **judge_options) -> TrlReward:
     """A reward function for TRL's `GRPOTrainer(reward_funcs=trl_reward(...))`.
 
-    *checker* is `Judge`'s (None: the committed hardened checker; a preset name, a file or a
-    `CheckerVersion`); *problem_column* names the dataset column with each prompt's problem id
+    *checker* is `Judge`'s (None: the reward gate; a preset name, a file or a `CheckerVersion`
+    judges with that checker alone); *problem_column* names the dataset column with each prompt's problem id
     (`mutagym dataset` writes it); *shaping* a `RewardShaping` (None: the judge's default).
     Plain and conversational completions both work. `.leakage` is the judge's ledger; call
     `.close()` to release the Ray pool.
