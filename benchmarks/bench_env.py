@@ -1,14 +1,18 @@
-"""Environment latency and reward throughput: `env.step` with the prescreen, and a trainer's batch.
+"""Environment latency and reward throughput: `env.step` through the reward gate, and a trainer's batch.
 
     python benchmarks/bench_env.py --problem sum_dim --steps 12 --batch 64
 
-Measures, in one run on one local Ray cluster (2 CPUs by default):
-* `env.step` latency for a reduction kernel, prescreen included: cache miss (every step a new
-  text, so NVRTC, g++ and every run are cold for it) and cache hit (the same text again);
-  the first step (cluster start, the pool's inputs and references made) is reported apart;
-* reward throughput of a batch of `--batch` distinct submissions through `trl_reward` (TRL's
-  GRPOTrainer signature; checker and prescreen on the Ray workers) with 1 and with 2 workers.
-Targets (issue 7): p50 <= 1.5 s cache miss, <= 0.3 s cache hit; throughput scales with workers.
+Measures, in one run on one local Ray cluster (2 CPUs by default), with the default judge (the
+reward gate: suite, pool of record, fresh draws, three thread orders; `--checker NAME` measures a
+plain checker with the prescreen instead):
+* `env.step` latency for a correct reduction kernel: cache miss (every step a new text, so NVRTC,
+  g++ and every run are cold for it) and cache hit (the same text again); the first step (cluster
+  start, the pool's inputs and references made) is reported apart;
+* `env.step` latency for a wrong kernel (the substrate with its result scaled by 1.001), cache miss;
+* reward throughput of a batch of `--batch` distinct correct submissions through `trl_reward`
+  (TRL's GRPOTrainer signature; all runs on the Ray workers) with 1 and with 2 workers.
+Targets (issue 14): p50 <= 2.0 s for a correct kernel and <= 1.0 s for a wrong one on a cache
+miss; >= 1 correct submission/s with 2 workers.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ def main() -> None:
     parser.add_argument("--problem", default="sum_dim")
     parser.add_argument("--steps", type=int, default=12, help="timed steps per measurement")
     parser.add_argument("--batch", type=int, default=64, help="submissions in the reward batch")
-    parser.add_argument("--checker", default="default")
+    parser.add_argument("--checker", default=None, help="a plain checker instead of the reward gate")
     parser.add_argument("--num-cpus", type=int, default=2)
     args = parser.parse_args()
     os.environ.setdefault("MUTAGYM_CACHE", tempfile.mkdtemp(prefix="mutagym-bench-env-"))
@@ -50,35 +54,39 @@ def main() -> None:
     ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     source = load_problem(args.problem).kernel_sources()["substrate"]
 
-    judge = Judge(args.checker, backend="cpu", workers=args.num_cpus)
+    judge = Judge(args.checker, backend="cpu", workers=args.num_cpus, secret=0)
     env = KernelTaskEnv(problems=[args.problem], judge=judge)
     env.reset(seed=0)
     t = time.perf_counter()
     _, reward, *_ , info = env.step(_variant(source, -1))
     first = time.perf_counter() - t
-    assert reward == 1.0 and info["prescreen"]["status"] == "ok", info
-    pool_size = info["prescreen"]["pool_size"]
+    assert reward == 1.0, info
+    wrong = source.replace("out[row] = partial[0];", "out[row] = partial[0] * 1.001f;")
+    assert wrong != source, "the wrong kernel is made from sum_dim's substrate: pass --problem sum_dim"
 
-    def timed(texts):
+    def timed(texts, expected):
         out = []
         for text in texts:
             env.reset(seed=0)
             t = time.perf_counter()
             _, reward, *_, info = env.step(text)
             out.append(time.perf_counter() - t)
-            assert reward == 1.0 and info["prescreen"]["pool_accepted"], info
+            assert reward == expected, info
         return out
 
-    miss = timed([_variant(source, k) for k in range(args.steps)])
-    hit = timed([_variant(source, 0)] * args.steps)
+    miss = timed([_variant(source, k) for k in range(args.steps)], 1.0)
+    hit = timed([_variant(source, 0)] * args.steps, 1.0)
+    wrong_miss = timed([_variant(wrong, k) for k in range(args.steps)], 0.0)
     env.close()
 
     rows = [("first step (cluster start, pool inputs made)", first, None, None)]
-    for name, xs, target in (("env.step, cache miss", miss, 1.5), ("env.step, cache hit", hit, 0.3)):
+    for name, xs, target in (("env.step, correct, cache miss", miss, 2.0),
+                             ("env.step, correct, cache hit", hit, 0.3),
+                             ("env.step, wrong, cache miss", wrong_miss, 1.0)):
         p50 = statistics.median(xs)
         p90 = sorted(xs)[int(0.9 * (len(xs) - 1))]
         rows.append((name, p50, p90, target))
-    table = Table(title=f"env.step latency, {args.problem}, pool of record {pool_size} inputs x 2 schedules")
+    table = Table(title=f"env.step latency, {args.problem}, judged by {judge.checker_id}")
     for col in ("measurement", "p50 s", "p90 s", "target s", "met"):
         table.add_column(col)
     for name, p50, p90, target in rows:
@@ -100,7 +108,7 @@ def main() -> None:
         reward_fn.close()
         assert rewards == [1.0] * args.batch, rewards
         throughput.append((workers, seconds, args.batch / seconds))
-    table = Table(title=f"trl_reward, batch of {args.batch} distinct submissions, checker + prescreen on Ray")
+    table = Table(title=f"trl_reward, batch of {args.batch} distinct correct submissions, on Ray")
     for col in ("workers", "seconds", "submissions/s", "vs 1 worker"):
         table.add_column(col)
     for workers, seconds, rate in throughput:

@@ -31,7 +31,7 @@ from ..rewards.generators import parse_input_id
 from .fresh_seeds import FreshSuites
 from .pool import PoolRegistry
 
-__all__ = ["GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "STAGES", "decide", "default_contract"]
+__all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "STAGES", "decide", "default_contract"]
 
 GATE_FORMAT = "mutagym.gate/1"
 STAGES = ("suite", "pool", "fresh")
@@ -39,6 +39,9 @@ STAGES = ("suite", "pool", "fresh")
 SCHEDULES = ("ascending", "descending", "shuffled:1")
 #: Patterns of the pool redrawn per evaluation, on top of one redraw of each suite input.
 FRESH_POOL_PATTERNS = 4
+#: Fresh draws validity-gated at once per pattern: one run of the correct kernels (a child process
+#: each) serves this many evaluations, so the gating costs the judge little per step.
+FRESH_BATCH = 16
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from ..rewards.checker import (CheckerVersion, Verdict, default_checker, evaluat
 from ..rewards.input_cache import InputCache
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
 from .fresh_seeds import FreshSeedError, FreshSuites
-from .gate import RewardGate, decide
+from .gate import FRESH_BATCH, RewardGate, decide
 from .pool import PoolRegistry
 from .prescreen import JudgePool, WorkFailed, WorkTimeout
 
@@ -224,7 +224,8 @@ class Judge:
         secret = secrets.randbits(64) if secret is None else secret
         self.fresh = FreshSuites(secret, backend=self.backend, cache=self.cache) if fresh_seeds else None
         self.pools = PoolRegistry(pool_file, backend=self.backend)
-        self.gate = (RewardGate(self.checker, self.pools, FreshSuites(secret, backend=self.backend, cache=self.cache))
+        self.gate = (RewardGate(self.checker, self.pools,
+                                FreshSuites(secret, backend=self.backend, cache=self.cache, batch=FRESH_BATCH))
                      if (checker is None if gate is None else gate) else None)
         self.workers = JudgePool(workers=workers, address=address, num_cpus=num_cpus, timeout_s=timeout_s)
         self.leakage = LeakageLedger()
@@ -317,7 +318,8 @@ class Judge:
             except (FreshSeedError, InfrastructureError) as err:
                 out[k] = self._fail("infra_error", problem, f"the gate's fresh stage: {err}")
                 continue
-            later[k] = [(name, checker, refs, self._run_stage(checker, problem, source, refs, self.prescreen))
+            later[k] = [(name, checker, refs, self._run_stage(checker, problem, source, refs, self.prescreen,
+                                                               split=len(passed) == 1))
                         for name, checker, refs in stages]
         for k, runs in later.items():
             source, problem = items[k]
@@ -338,13 +340,17 @@ class Judge:
             self.leakage.record(j, self.shaping.correct)
         return out
 
-    def _run_stage(self, checker: CheckerVersion, problem: str, source: str, refs, on_workers: bool):
-        """A handle (on the workers) or the verdicts by schedule (here) of one stage's runs."""
+    def _run_stage(self, checker: CheckerVersion, problem: str, source: str, refs, on_workers: bool,
+                   split: bool = False):
+        """A handle (on the workers) or the verdicts by schedule (here) of one stage's runs; *split*
+        makes one call per order, so that one kernel's orders run side by side (a batch of kernels
+        keeps the workers busy with one call per stage, which lays the inputs out once)."""
         schedules = self.gate.schedules
-        if on_workers:   # one call per order, so that a stage's orders run side by side
+        if on_workers:
             try:
-                return ("remote", [self.workers.submit(checker, problem, source, schedule=(s,), suite=refs)
-                                   for s in schedules])
+                calls = [(s,) for s in schedules] if split else [schedules]
+                return ("remote", [self.workers.submit(checker, problem, source, schedule=c, suite=refs)
+                                   for c in calls])
             except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
                 return ("failed", WorkFailed(f"{type(err).__name__}: {err}"))
         try:
