@@ -131,6 +131,8 @@ def test_fresh_seeds_redraw_the_suite_and_stay_fair():
     assert again.fresh.draw(again.checker, "relu") == first          # same secret, same draws
     j = judge.judge(RELU, "relu")
     assert j.reward == 1.0                                           # gated: a correct kernel passes
+    fixed = len(judge.checker.inputs_for("relu"))
+    assert len(j.inputs) == 2 * fixed      # the fixed inputs stay beside their redraws (witnesses kept)
     wrong = judge.judge(RELU_IDENTITY, "relu")
     assert not wrong.accepted and all(str(r.seed) not in wrong.message for r in first + second)
 
