@@ -1,8 +1,10 @@
 """Input generators: named, seeded recipes that make concrete, reproducible inputs for a problem.
 
 An input is identified by `problem:generator:preset:seed`, and the same id always gives the same
-arrays (`generate_from_id` rebuilds it). Shape targeting is the preset (`official`, `remainder`,
-`tiny`, `large_reduction`): an input is generator + preset + seed. Generators are role-aware:
+arrays (`generate_from_id` rebuilds it). Shape targeting is the preset: a named one (`official`,
+`remainder`, `tiny`, `large_reduction`) or `@<class>`, a shape class of `rewards.shapes` whose
+dims `draw_dims(problem, class, seed)` draws (`relu:normal:@mod4_2:17`): an input is generator +
+preset + seed. Generators are role-aware:
 constrained roles keep their meaning under every recipe (`running_var` and `positive` stay > 0,
 `probability` rows sum to 1, `label`/`index` stay in [low, high), `mask` is 0/1), and the affine
 roles are where several recipes differ on purpose, because identity norm parameters hide the six
@@ -30,6 +32,24 @@ structured recipes shape those and draw every other free role from N(0, 1).
 | `monotone` | N(0, 1) sorted ascending along the last dim | synchronization, indexing (scans: order and carry faults) |
 | `boundary_index` | labels / indices alternate low and high - 1, data N(0, 1) | boundary, indexing (first / last class) |
 
+The value families below (`FAMILIES`) are what the gate draws on top: the kill matrix's candidate
+set stays the 18 `GENERATORS` above. A family applies only where its values mean something
+(`families_for(problem)`; `generate` raises `NotApplicable` elsewhere, `why_not` says why), and
+"rows" are rows along the last dim (a 1-d input is one row). Each was checked against every
+substrate and variant with `rewards.validity` (`benchmarks/bench_catalog_range.py`).
+
+| family | values | applies to | targets (fault families) |
+| --- | --- | --- | --- |
+| `masked` | N(0, 1) logits with -inf at a drawn fraction (<= 90 %) of each row, all but one in the first row, never a whole row; labels pick finite logits | `logits` inputs (softmax, log_softmax, cross_entropy) | input_domain, boundary (-inf - -inf = NaN in online max) |
+| `ties` | values on {-1, -0.5, 0, 0.5, 1}; each row's max twice and min twice at drawn places | data roles | indexing, arithmetic (argmax / argmin tie-break, max init) |
+| `integers` | integers in [-8, 8] | data roles, not products (cumprod, prod_dim) | arithmetic, precision (exact sums, rounding) |
+| `negative_rows` | every even row -(0.01 + abs(N(0, 1))), odd rows N(0, 1) | data roles | input_domain (max / norm initialised at 0) |
+| `zero_rows` | every third row all zeros (never every row) | data inputs with rows | boundary, arithmetic (0 / 0 in normalisers, eps) |
+| `overflow` | half the entries +-U(89, 120), the rest 3 N(0, 1); the first row all +U(89, 120) | `logits` inputs and the exp activations (`EXP_PROBLEMS`) | input_domain, precision (naive exp overflows past 88.7) |
+| `long_tail` | rows of one peak U(0.6, 0.999) plus masses 10^U(-8, 0) renormalised; `logits` get their log | `probability` and `logits` inputs (kl_div, cross_entropy, softmax) | precision (log of tiny masses, underflow) |
+| `heavy_tailed` | Student-t with 2 degrees of freedom | data roles, not products | precision, arithmetic (outliers, cancellation) |
+| `hundreds` | sign-mixed magnitudes U(100, 400) | float16 / bfloat16 data, not products | precision (half-precision accumulation overflows) |
+
 >>> from mutagym.substrates.catalog import load_problem
 >>> g = generate(load_problem("relu"), "negative_heavy", preset="tiny", seed=1)
 >>> g.id, g.inputs["x"].shape, g.inputs["x"].dtype.name
@@ -48,9 +68,11 @@ import numpy as np
 
 from ..runtime.buffers import numpy_dtype
 from ..substrates.catalog import Problem
+from .shapes import draw_dims
 
-__all__ = ["DATA_ROLES", "GENERATORS", "GeneratedInput", "Generator", "generate", "generate_from_id",
-           "parse_input_id", "scale_inputs"]
+__all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput",
+           "Generator", "NotApplicable", "OVERFLOW_RANGE", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
+           "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
 
 AFFINE_ROLES = ("affine_scale", "affine_shift")
 OFFSET_ROLES = ("activation", "logits")
@@ -79,8 +101,10 @@ Recipe = Callable[[np.random.Generator, tuple, str], np.ndarray]
 @dataclass(frozen=True)
 class Generator:
     """A named recipe: `values(rng, shape, role)` for every free role, how norm parameters are set
-    (`"identity"` or `"perturbed"`), how integer roles are drawn (`"uniform"` or `"boundary"`),
-    and the fault families it targets (the module table)."""
+    (`"identity"` or `"perturbed"`), how integer roles are drawn (`"uniform"`, `"boundary"`, or
+    `"finite"`: a label picks a finite logit of its row), and the fault families it targets (the
+    module table). A value family also says where it applies (`applies(problem)`: "" or why not)
+    and may draw probability rows itself (`probability(rng, shape)`)."""
 
     name: str
     values: Recipe
@@ -88,6 +112,8 @@ class Generator:
     targets: tuple[str, ...]
     summary: str
     index: str = "uniform"
+    applies: Callable[[Problem], str] | None = None
+    probability: Callable[[np.random.Generator, tuple], np.ndarray] | None = None
 
 
 def _seed_for(*parts: object) -> int:
@@ -215,6 +241,197 @@ GENERATORS: dict[str, Generator] = dict([
 ])
 
 
+# ------------------------------------------------------------------------------- value families
+#: Problems whose math runs exp() on the data, so a naive kernel overflows past x > 88 (float32's
+#: exp overflows at 88.7); softmax-like problems are found by their `logits` role.
+EXP_PROBLEMS = ("elu", "gelu_tanh", "selu", "sigmoid", "silu", "softplus", "tanh")
+#: Problems that multiply the data along a row: integers, heavy tails or hundreds overflow float32
+#: there while the fp64 product is finite, so those families would reject correct kernels.
+PRODUCT_PROBLEMS = ("cumprod", "prod_dim")
+#: Where `overflow` puts its large arguments: past float32 exp's overflow at 88.7.
+OVERFLOW_RANGE = (89.0, 120.0)
+#: The grid `ties` draws from: exact in every float dtype, |v| <= 1 so products stay bounded.
+TIE_GRID = (-1.0, -0.5, 0.0, 0.5, 1.0)
+
+
+def _roles(problem: Problem) -> set[str]:
+    return {t.role for t in problem.inputs}
+
+
+def _needs(*, roles: tuple[str, ...] = DATA_ROLES, what: str = "a data input", ids: tuple[str, ...] = (),
+           not_ids: tuple[str, ...] = (), half: bool = False, rows: bool = False) -> Callable[[Problem], str]:
+    """`applies(problem)`: "" when the problem has an input of one of `roles` (or is one of `ids`),
+    is none of `not_ids`, has a float16 / bfloat16 data input when `half`, and a data input with
+    rows (2 dims or more) when `rows`; else why not."""
+    def applies(problem: Problem) -> str:
+        if problem.id in not_ids:
+            return (f"{problem.id} multiplies the data along a row: float32 overflows where the fp64 "
+                    "product is finite, so correct kernels would fail")
+        if problem.id not in ids and not _roles(problem) & set(roles):
+            return f"{problem.id} has no {what}"
+        data = [t for t in problem.inputs if t.role in DATA_ROLES]
+        if half and not any(t.dtype in ("float16", "bfloat16") for t in data):
+            return f"{problem.id} has no float16 / bfloat16 data input (no half-precision accumulation)"
+        if rows and not any(len(t.shape) >= 2 for t in data):
+            return f"{problem.id} has no data input with rows (every data input is one vector)"
+        return ""
+    return applies
+
+
+def _row_view(rng, shape, fill: Callable[[np.random.Generator, int, int], np.ndarray]) -> np.ndarray:
+    rows, cols = _rows(shape)
+    return fill(rng, rows, cols).reshape(shape)
+
+
+def _masked(rng, shape, role):
+    """Logits with -inf entries: a drawn fraction (up to 90 %) per row, every entry but one in the
+    first row, never a whole row."""
+    def fill(rng, rows, cols):
+        values = rng.standard_normal((rows, cols))
+        masked = rng.random((rows, cols)) < rng.uniform(0.0, 0.9, (rows, 1))
+        masked[0] = True
+        masked[np.arange(rows), rng.integers(0, cols, rows)] = False
+        values[masked] = -np.inf
+        return values
+    return _row_view(rng, shape, fill) if role == "logits" else rng.standard_normal(shape)
+
+
+def _ties(rng, shape):
+    """Values on `TIE_GRID`; each row holds its maximum (1) twice and, with 4 entries or more, its
+    minimum (-1) twice, at drawn places."""
+    def fill(rng, rows, cols):
+        values = np.asarray(TIE_GRID)[rng.integers(0, len(TIE_GRID), (rows, cols))]
+        if cols >= 2:
+            k = min(cols, 4)
+            places = np.argpartition(rng.random((rows, cols)), k - 1, axis=1)[:, :k]
+            r = np.arange(rows)
+            values[r, places[:, 0]] = values[r, places[:, 1]] = 1.0
+            if k == 4:
+                values[r, places[:, 2]] = values[r, places[:, 3]] = -1.0
+        return values
+    return _row_view(rng, shape, fill)
+
+
+def _integers(rng, shape):
+    return rng.integers(-8, 9, shape).astype(np.float64)
+
+
+def _negative_rows(rng, shape):
+    """Every even row strictly negative (-(0.01 + |N(0, 1)|)), odd rows N(0, 1)."""
+    def fill(rng, rows, cols):
+        values = rng.standard_normal((rows, cols))
+        values[::2] = -(0.01 + np.abs(values[::2]))
+        return values
+    return _row_view(rng, shape, fill)
+
+
+def _zero_rows(rng, shape):
+    """Every third row (from the first) all zeros, the others N(0, 1); never every row."""
+    def fill(rng, rows, cols):
+        values = rng.standard_normal((rows, cols))
+        if rows > 1:
+            values[::3] = 0.0
+        return values
+    return _row_view(rng, shape, fill)
+
+
+def _overflow(rng, shape):
+    """Half the entries +-U(89, 120) (past float32 exp's overflow), the rest 3 N(0, 1); with rows,
+    the first row entirely +U(89, 120)."""
+    def fill(rng, rows, cols):
+        big = rng.uniform(*OVERFLOW_RANGE, (rows, cols))
+        values = np.where(rng.random((rows, cols)) < 0.5, big * rng.choice((-1.0, 1.0), (rows, cols)),
+                          3.0 * rng.standard_normal((rows, cols)))
+        if rows > 1:
+            values[0] = big[0]
+        return values
+    return _row_view(rng, shape, fill)
+
+
+def _long_tail_probabilities(rng, shape):
+    """Rows summing to 1: one peak of U(0.6, 0.999) at a drawn place, the rest spread over the row
+    with weights 10^U(-8, 0) (masses over eight orders of magnitude)."""
+    def fill(rng, rows, cols):
+        tail = 10.0 ** rng.uniform(-8.0, 0.0, (rows, cols))
+        r, peak_at = np.arange(rows), rng.integers(0, cols, rows)
+        tail[r, peak_at] = 0.0
+        peak = rng.uniform(0.6, 0.999, rows) if cols > 1 else np.ones(rows)
+        total = tail.sum(axis=1, keepdims=True)
+        out = tail * ((1.0 - peak)[:, None] / np.where(total > 0, total, 1.0))
+        out[r, peak_at] = peak
+        return out
+    return _row_view(rng, shape, fill)
+
+
+def _long_tail(rng, shape, role):
+    return np.log(_long_tail_probabilities(rng, shape)) if role == "logits" else rng.standard_normal(shape)
+
+
+def _heavy_tailed(rng, shape):
+    return rng.standard_t(2.0, shape)
+
+
+def _hundreds(rng, shape):
+    return rng.uniform(100.0, 400.0, shape) * rng.choice((-1.0, 1.0), shape)
+
+
+def _family(name, values, targets, summary, applies, index="uniform", probability=None):
+    return name, Generator(name, values, "perturbed", tuple(targets), summary, index, applies, probability)
+
+
+#: name -> value family, in the module table's order: what the gate draws on top of `GENERATORS`
+#: (the kill matrix's candidates stay those 18). Each says where it applies (`families_for`).
+FAMILIES: dict[str, Generator] = dict([
+    _family("masked", _masked, ("input_domain", "boundary"), "-inf logits, never a whole row",
+            _needs(roles=("logits",), what="logits input: -inf masking is defined for scores"),
+            index="finite"),
+    _family("ties", _data_only(_ties), ("indexing", "arithmetic"),
+            "values on a 5-point grid, repeated max and min", _needs()),
+    _family("integers", _data_only(_integers), ("arithmetic", "precision"), "integers in [-8, 8]",
+            _needs(not_ids=PRODUCT_PROBLEMS)),
+    _family("negative_rows", _data_only(_negative_rows), ("input_domain",), "every even row all negative",
+            _needs()),
+    _family("zero_rows", _data_only(_zero_rows), ("boundary", "arithmetic"), "every third row all zeros",
+            _needs(rows=True)),
+    _family("overflow", _data_only(_overflow), ("input_domain", "precision"),
+            "+-U(89, 120): past exp overflow",
+            _needs(roles=("logits",), ids=EXP_PROBLEMS,
+                   what="exp of its data (no logits, not an exp activation)")),
+    _family("long_tail", _long_tail, ("precision",), "one peak + tail masses over 8 orders",
+            _needs(roles=("probability", "logits"), what="probability or logits input"),
+            probability=_long_tail_probabilities),
+    _family("heavy_tailed", _data_only(_heavy_tailed), ("precision", "arithmetic"),
+            "Student-t, 2 degrees of freedom", _needs(not_ids=PRODUCT_PROBLEMS)),
+    _family("hundreds", _data_only(_hundreds), ("precision",), "sign-mixed magnitudes U(100, 400)",
+            _needs(not_ids=PRODUCT_PROBLEMS, half=True)),
+])
+#: Every recipe an input id may name: the kill matrix's `GENERATORS` and the gate's `FAMILIES`.
+ALL_GENERATORS: dict[str, Generator] = {**GENERATORS, **FAMILIES}
+
+
+def why_not(problem: Problem, generator: str) -> str:
+    """Why `generator` does not apply to `problem` ("" when it does; `GENERATORS` always do).
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> why_not(load_problem("relu"), "masked")
+    'relu has no logits input: -inf masking is defined for scores'
+    """
+    gen = ALL_GENERATORS[generator]
+    return gen.applies(problem) if gen.applies is not None else ""
+
+
+def families_for(problem: Problem) -> list[str]:
+    """The value families (`FAMILIES`) that apply to `problem` and may judge kernels (no
+    false-reject control), in table order.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> families_for(load_problem("softmax"))
+    ['masked', 'ties', 'integers', 'negative_rows', 'zero_rows', 'overflow', 'long_tail', 'heavy_tailed']
+    """
+    return [n for n, g in FAMILIES.items()
+            if "false_reject_control" not in g.targets and not why_not(problem, n)]
+
+
 # ------------------------------------------------------------------------------- drawing
 def _integer_range(spec, dims) -> tuple[int, int]:
     from ..substrates.schema import evaluate_expression
@@ -222,13 +439,28 @@ def _integer_range(spec, dims) -> tuple[int, int]:
     return low, evaluate_expression(spec.high, dims)
 
 
-def _values(problem: Problem, spec, shape, dims, rng, gen: Generator) -> np.ndarray:
+def _finite_labels(rng, shape, made: dict, low: int) -> np.ndarray | None:
+    """Labels that pick, per row, a drawn finite entry of the logits whose rows they label (so a
+    masked logit is never the target); None when no input holds such logits."""
+    for arr, role in made.values():
+        if role == "logits" and arr.shape[:-1] == tuple(shape):
+            finite = np.isfinite(arr.reshape(-1, arr.shape[-1]))
+            keys = np.where(finite, rng.random(finite.shape), -1.0)
+            return (low + keys.argmax(axis=1)).reshape(shape)
+    return None
+
+
+def _values(problem: Problem, spec, shape, dims, rng, gen: Generator, made: dict) -> np.ndarray:
+    """The values of input `spec` under `gen`; `made` holds the inputs drawn before it (name ->
+    (array, role)), which `finite` labels read."""
     role = spec.role
     if role in ("label", "index"):
         low, high = _integer_range(spec, dims)
         if gen.index == "boundary":
             return np.where(np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape) % 2 == 0,
                             low, high - 1)
+        if gen.index == "finite" and (labels := _finite_labels(rng, shape, made, low)) is not None:
+            return labels
         return rng.integers(low, high, shape)
     if role == "mask":
         return rng.integers(0, 2, shape)
@@ -239,6 +471,8 @@ def _values(problem: Problem, spec, shape, dims, rng, gen: Generator) -> np.ndar
         return 1.0 + noise if role == "affine_scale" else noise
     if role in ("running_var", "positive"):
         return 0.5 + np.abs(gen.values(rng, shape, role))
+    if role == "probability" and gen.probability is not None:
+        return gen.probability(rng, shape)
     if role == "probability":
         logits = rng.standard_normal(shape)
         e = np.exp(logits - logits.max(axis=-1, keepdims=True))
@@ -247,34 +481,47 @@ def _values(problem: Problem, spec, shape, dims, rng, gen: Generator) -> np.ndar
 
 
 def _cast(values: np.ndarray, dtype: str) -> np.ndarray:
-    """`values` as `dtype`, clipped into its finite range (large_magnitude on float16)."""
+    """`values` as `dtype`, finite values clipped into its range (large_magnitude on float16);
+    infinities (masked logits) stay."""
     np_dtype = numpy_dtype(dtype)
     if np.issubdtype(np.asarray(values).dtype, np.floating) and dtype in ("float16", "bfloat16"):
         import ml_dtypes
         top = float(ml_dtypes.finfo(np_dtype).max) / 2
-        values = np.clip(values, -top, top)
+        values = np.where(np.isinf(values), values, np.clip(values, -top, top))
     return np.ascontiguousarray(np.asarray(values).astype(np_dtype))
+
+
+class NotApplicable(ValueError):
+    """A value family was asked for on a problem it does not apply to (`why_not` says why)."""
 
 
 def generate(problem: Problem, generator: str, *, preset: str = "official", seed: int = 0) -> GeneratedInput:
     """Make the input set `problem:generator:preset:seed`.
 
-    Raises KeyError naming the known generators for an unknown one.
+    `preset` is a preset name, or `@<class>` for the dims `rewards.shapes.draw_dims(problem,
+    class, seed)` draws. Raises KeyError naming the known generators for an unknown one (and for
+    an unknown preset or class), `NotApplicable` for a family that does not apply to the problem.
 
     >>> from mutagym.substrates.catalog import load_problem
     >>> g = generate(load_problem("layernorm"), "identity_affine", preset="tiny")
     >>> g.inputs["weight"].tolist(), g.inputs["bias"].tolist()
     ([1.0, 1.0], [0.0, 0.0])
+    >>> generate(load_problem("relu"), "normal", preset="@mod4_2", seed=17).dims["n"] % 4
+    2
     """
-    if generator not in GENERATORS:
-        raise KeyError(f"unknown generator {generator!r}; known: {', '.join(GENERATORS)}")
-    gen = GENERATORS[generator]
-    dims = problem.preset(preset)
+    if generator not in ALL_GENERATORS:
+        raise KeyError(f"unknown generator {generator!r}; known: {', '.join(ALL_GENERATORS)}")
+    gen = ALL_GENERATORS[generator]
+    reason = why_not(problem, generator)
+    if reason:
+        raise NotApplicable(f"generator {generator!r} does not apply to problem {problem.id!r}: {reason}")
+    dims = draw_dims(problem, preset[1:], seed) if preset.startswith("@") else problem.preset(preset)
     rng = np.random.default_rng(_seed_for(problem.id, generator, preset, seed))
-    inputs = {}
+    inputs, made = {}, {}
     for spec in problem.spec.inputs:
         shape = problem.shape(spec.name, dims)
-        inputs[spec.name] = _cast(_values(problem, spec, shape, dims, rng, gen), spec.dtype)
+        inputs[spec.name] = _cast(_values(problem, spec, shape, dims, rng, gen, made), spec.dtype)
+        made[spec.name] = (inputs[spec.name], spec.role)
     return GeneratedInput(f"{problem.id}:{generator}:{preset}:{seed}", problem.id, generator, preset,
                           seed, dims, inputs)
 

@@ -43,8 +43,8 @@ extern "C" __global__ void cross_entropy_warp_rows(const float* __restrict__ log
         if (v > m) {
             s = s * expf(m - v) + 1.0f;
             m = v;
-        } else {
-            s += expf(v - m);
+        } else if (m != -INFINITY) {  // a -inf (masked) entry while m is still -inf adds
+            s += expf(v - m);          // nothing: expf(-inf - -inf) would be NaN
         }
     }
     for (int mask = 16; mask > 0; mask >>= 1) {

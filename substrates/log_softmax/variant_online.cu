@@ -51,8 +51,8 @@ extern "C" __global__ void log_softmax_online(const float* __restrict__ x, float
         if (v > m) {
             d = d * expf(m - v) + 1.0f;  // expf(-inf) = 0 on the first element
             m = v;
-        } else {
-            d += expf(v - m);
+        } else if (m != -INFINITY) {  // a -inf (masked) entry while m is still -inf adds
+            d += expf(v - m);          // nothing: expf(-inf - -inf) would be NaN
         }
     }
     warp_merge(m, d);

@@ -53,8 +53,8 @@ extern "C" __global__ void softmax_bf16_online(const __nv_bfloat16* __restrict__
         if (v > m) {
             d = d * expf(m - v) + 1.0f;  // expf(-inf) = 0 on the first element
             m = v;
-        } else {
-            d += expf(v - m);
+        } else if (m != -INFINITY) {  // a -inf (masked) entry while m is still -inf adds
+            d += expf(v - m);          // nothing: expf(-inf - -inf) would be NaN
         }
     }
     warp_merge(m, d);
