@@ -49,10 +49,11 @@ class FreshSuites:
         """One fresh suite for `problem`: the checker's inputs with new, gated seeds."""
         return self.redraw(checker, problem, checker.inputs_for(problem))
 
-    def redraw(self, checker: CheckerVersion, problem: str, refs: list[InputRef]) -> list[InputRef]:
+    def redraw(self, checker: CheckerVersion, problem: str, refs: list[InputRef],
+               batch: int | None = None) -> list[InputRef]:
         """Each of `refs` with a new seed (same generator and shape), gated valid for `checker`'s
-        comparator of `problem`."""
-        return [self._next(checker, problem, ref) for ref in refs]
+        comparator of `problem`, *batch* draws at a time (default: the suites' `batch`)."""
+        return [self._next(checker, problem, ref, batch or self.batch) for ref in refs]
 
     def pick(self, problem: str, choices: list, k: int) -> list:
         """`k` of `choices` (without repeats), chosen anew by the secret stream at every call."""
@@ -62,7 +63,7 @@ class FreshSuites:
         order = sorted(range(len(choices)), key=lambda i: self._seed(key, (n, i)))
         return [choices[i] for i in order[:k]]
 
-    def _next(self, checker: CheckerVersion, problem: str, ref: InputRef) -> InputRef:
+    def _next(self, checker: CheckerVersion, problem: str, ref: InputRef, batch: int) -> InputRef:
         c = checker.comparator_for(problem)
         key = (problem, ref.generator, ref.preset, c.atol, c.rtol, c.matched_ratio)
         ready = self._ready.setdefault(key, deque())
@@ -70,15 +71,20 @@ class FreshSuites:
         while not ready:
             if rounds == self.max_rounds:
                 raise FreshSeedError(f"problem {problem!r}: no fresh {ref.generator}/{ref.preset} input "
-                                     f"passed the validity gate in {rounds * self.batch} draws")
+                                     f"passed the validity gate in {rounds * batch} draws")
             rounds += 1
             start = self._counter.get(key, 0)
-            self._counter[key] = start + self.batch
+            self._counter[key] = start + batch
             drawn = [InputRef(generator=ref.generator, preset=ref.preset, seed=self._seed(key, n))
-                     for n in range(start, start + self.batch)]
+                     for n in range(start, start + batch)]
             p = load_problem(problem)
-            made = [self.cache.get(p, r) for r in drawn]
-            verdicts = check_validity(p, [g for g, _ in made], c, backend=self.backend,
-                                      references=[refs for _, refs in made])
-            ready.extend(r for r, v in zip(drawn, verdicts) if v.valid)
+            made = []
+            for r in drawn:
+                try:
+                    made.append((r, *self.cache.get(p, r)))
+                except ValueError:   # a shape-class seed whose draw misses its class: not a candidate
+                    continue
+            verdicts = check_validity(p, [g for _, g, _ in made], c, backend=self.backend,
+                                      references=[refs for _, _, refs in made]) if made else []
+            ready.extend(r for (r, _, _), v in zip(made, verdicts) if v.valid)
         return ready.popleft()

@@ -7,8 +7,8 @@ reward is a gate of three stages, each in several thread orders, stopping at the
 | stage | inputs | comparator | why |
 | --- | --- | --- | --- |
 | `suite` | the hardened checker's suite | the checker's (tolerances tightened where valid) | cheap: rejects most wrong kernels in a few runs |
-| `pool` | the pool of record: every valid input of the kill matrix | the problem's | the strongest fixed check |
-| `fresh` | drawn anew at every evaluation from a secret stream: each suite input's pattern (generator and shape) again, and patterns of the pool | the problem's, every draw validity-gated | an input the policy cannot have seen |
+| `pool` | the pool of record: every valid input of the kill matrix, plus one per cheap shape class and per value family (`pool.coverage_inputs`) | the problem's | the strongest fixed check |
+| `fresh` | drawn anew at every evaluation from a secret stream: each suite input's pattern (generator and shape) again, patterns of the pool, and shape classes (residues, block edges, sizes past a block or a grid cap) with value families (masked, ties, overflow, ...) | the problem's, every draw validity-gated | an input the policy cannot have seen |
 
 Each stage runs under `SCHEDULES` (ascending, descending and a seeded shuffle of the threads and
 blocks), so a missing barrier that one order hides shows in another. The reward is paid only
@@ -24,11 +24,14 @@ import functools
 import hashlib
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from dataclasses import dataclass
 
 from ..rewards.checker import CheckerVersion, InputRef, Verdict
-from ..rewards.generators import parse_input_id
-from .fresh_seeds import FreshSuites
+from ..rewards.generators import families_for, parse_input_id
+from ..rewards.shapes import shape_classes
+from ..substrates.catalog import load_problem
+from .fresh_seeds import FreshSeedError, FreshSuites
 from .pool import PoolRegistry
 
 __all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "STAGES", "decide", "default_contract"]
@@ -39,8 +42,14 @@ STAGES = ("suite", "pool", "fresh")
 SCHEDULES = ("ascending", "descending", "shuffled:1")
 #: Patterns of the pool redrawn per evaluation, on top of one redraw of each suite input.
 FRESH_POOL_PATTERNS = 4
+#: Shape classes (`rewards.shapes`) drawn per evaluation, each with a value family or an
+#: ordinary generator: residues, block edges, sizes past a block or a grid cap, tiny and large.
+FRESH_SHAPE_PATTERNS = 2
+#: Ordinary dense-random generators a shape class is paired with, besides the value families.
+ORDINARY = ("normal", "sign_mixed")
 #: Fresh draws validity-gated at once per pattern: one run of the correct kernels (a child process
-#: each) serves this many evaluations, so the gating costs the judge little per step.
+#: each) serves this many evaluations, so the gating costs the judge little per step. A shape
+#: class pattern recurs rarely (there are hundreds), so it is gated one draw at a time.
 FRESH_BATCH = 16
 
 
@@ -83,14 +92,18 @@ class RewardGate:
                  schedules: Sequence[str] = SCHEDULES):
         self.checker, self.pools, self.fresh = checker, pools, fresh
         self.schedules = tuple(schedules)
+        self._unusable: set[tuple[str, tuple[str, str]]] = set()   # shape patterns no draw passes
 
     @functools.cached_property
     def version_id(self) -> str:
-        """`gate-<hash12>` over the checker version, the pool file, the orders and the draws."""
+        """`gate-<hash12>` over the checker version, the pool file, the code that draws shapes and
+        values (the pool's coverage inputs and the fresh draws), the orders and the draw counts."""
         pool_file = self.pools.pool_file
         pool_hash = hashlib.sha256(pool_file.read_bytes()).hexdigest()[:16] if pool_file else "validity-gate"
-        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, list(self.schedules),
-                FRESH_POOL_PATTERNS]
+        from ..rewards import generators, shapes
+        drawing = hashlib.sha256(Path(shapes.__file__).read_bytes() + Path(generators.__file__).read_bytes())
+        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, drawing.hexdigest()[:16], list(self.schedules),
+                FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
     def stage_checkers(self, problem: str) -> list[tuple[str, CheckerVersion, list[InputRef]]]:
@@ -102,16 +115,24 @@ class RewardGate:
                 ("fresh", pool, self.fresh_inputs(problem))]
 
     def fresh_inputs(self, problem: str) -> list[InputRef]:
-        """One fresh, validity-gated draw of each suite input's pattern and of
-        `FRESH_POOL_PATTERNS` patterns of the pool (chosen by the secret stream), each judged at
-        the problem's tolerance. A redraw keeps the pattern (generator and shape) that made the
-        fixed input a witness; the fixed inputs stay in stage 1."""
+        """Fresh, validity-gated draws, each judged at the problem's tolerance: one of each suite
+        input's pattern (a redraw keeps the generator and shape that made the fixed input a
+        witness; the fixed inputs stay in stage 1), `FRESH_POOL_PATTERNS` patterns of the pool, and
+        `FRESH_SHAPE_PATTERNS` shape classes, each with a value family or an ordinary generator
+        (both chosen by the secret stream)."""
         pool = self.pools.get(problem).checker()
         patterns = {(r.generator, r.preset): r for r in self.checker.inputs_for(problem)}
         pool_patterns = sorted({(r.generator, r.preset) for r in pool.inputs_for(problem)} - set(patterns))
         for pick in self.fresh.pick(problem, pool_patterns, FRESH_POOL_PATTERNS):
             patterns[pick] = InputRef(generator=pick[0], preset=pick[1])
-        return self.fresh.redraw(pool, problem, list(patterns.values()))
+        drawn = self.fresh.redraw(pool, problem, list(patterns.values()))
+        usable = [p for p in _shape_patterns(problem) if (problem, p) not in self._unusable]
+        for generator, cls in self.fresh.pick(problem, usable, FRESH_SHAPE_PATTERNS):
+            try:
+                drawn += self.fresh.redraw(pool, problem, [InputRef(generator=generator, preset=f"@{cls}")], batch=1)
+            except FreshSeedError:   # no valid draw of this pattern: never offer it again
+                self._unusable.add((problem, (generator, cls)))
+        return drawn
 
     def contract(self, problem: str) -> dict:
         """What is judged, as the prompt and `info` state it: tolerances by stage, shapes, value
@@ -120,13 +141,22 @@ class RewardGate:
         pool = self.pools.get(problem).checker()
         pool_c = pool.comparator_for(problem)
         refs = pool.inputs_for(problem)
+        p = load_problem(problem)
         return {"gate": self.version_id,
                 "tolerance": {"suite": {"atol": suite_c.atol, "rtol": suite_c.rtol},
                               "pool": {"atol": pool_c.atol, "rtol": pool_c.rtol},
                               "fresh": {"atol": pool_c.atol, "rtol": pool_c.rtol}},
-                "shapes": sorted({r.preset for r in refs} | {r.preset for r in self.checker.inputs_for(problem)}),
-                "values": sorted({r.generator for r in refs}),
+                "shapes": sorted({r.preset for r in refs} | {r.preset for r in self.checker.inputs_for(problem)}
+                                 | {f"@{c}" for c in shape_classes(p)}),
+                "values": sorted({r.generator for r in refs} | set(families_for(p)) | set(ORDINARY)),
                 "thread_orders": list(self.schedules)}
+
+
+@functools.lru_cache(maxsize=256)
+def _shape_patterns(problem: str) -> list[tuple[str, str]]:
+    """(generator, shape class) pairs the fresh stage draws from for `problem`."""
+    p = load_problem(problem)
+    return [(g, c) for c in shape_classes(p) for g in (*ORDINARY, *families_for(p))]
 
 
 def decide(stage_results: Sequence[tuple[str, dict[str, Verdict]]], schedules: Sequence[str],

@@ -16,6 +16,7 @@ A pool file is gzip JSON: `{"format", "killmatrix_hash", "schedules", "problems"
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -31,8 +32,9 @@ from ..rewards.generators import parse_input_id
 from ..rewards.validity import check_validity, comparator_for
 from ..substrates.catalog import Problem, load_problem
 
-__all__ = ["FORMAT", "MutantSignature", "PoolRegistry", "ProblemPool", "default_pool_file",
-           "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools"]
+__all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "PoolRegistry", "ProblemPool",
+           "default_pool_file", "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools",
+           "coverage_inputs"]
 
 FORMAT = "mutagym.pool-of-record/1"
 #: The schedules a pool judges under (the kill matrix's defaults).
@@ -206,9 +208,57 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
     return pool
 
 
+# ------------------------------------------------------------------------- shape classes
+#: The ordinary dense-random generator a shape class's pool input is drawn with.
+SHAPE_GENERATOR = "sign_mixed"
+#: Classes whose every instance is large (a long loop, 2**20 elements, 65,536 rows): the gate
+#: draws them fresh; the pool keeps the cheap classes (residues, block edges, tiny, unit, ...).
+COSTLY_CLASSES = ("large", "long_loop", "many_rows", "any")
+#: Seeds tried per class; the cheapest instance (fewest elements, then least work) is kept.
+SHAPE_SEEDS = 16
+
+
+def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
+                    schedules: tuple[str, ...] = SCHEDULES) -> tuple[InputRef, ...]:
+    """What the pool of record gains beyond the kill matrix's generators and four presets: one
+    input per cheap shape class of the problem (its cheapest instance among `SHAPE_SEEDS` seeds,
+    ordinary values) and one per value family that applies to it (the official shape), each kept
+    when every correct kernel passes it in every schedule. Cached on disk."""
+    from ..rewards import generators, shapes
+    from ..runtime.toolchain import cache_dir
+    p = problem if isinstance(problem, Problem) else load_problem(problem)
+    key = hashlib.sha256((_gate_key(p, schedules) + Path(shapes.__file__).read_text()).encode()).hexdigest()[:16]
+    cache = cache_dir() / "pools" / f"{p.id}-coverage-{key}.json"
+    if cache.is_file():
+        return tuple(InputRef(**d) for d in json.loads(cache.read_text()))
+    refs = []
+    for cls in shapes.shape_classes(p):
+        if cls in COSTLY_CLASSES:
+            continue
+        costs = []
+        for seed in range(SHAPE_SEEDS):
+            try:
+                c = shapes.cost(p, shapes.draw_dims(p, cls, seed))
+            except ValueError:
+                continue
+            costs.append(((c.elements, c.work), seed))
+        if costs:
+            refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=min(costs)[1]))
+    refs += [InputRef(generator=family, preset="official") for family in generators.families_for(p)]
+    made = [r.generate(p) for r in refs]
+    verdicts = check_validity(p, made, backend=backend, schedules=schedules)
+    valid = tuple(r for r, v in zip(refs, verdicts) if v.valid)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([r.model_dump() for r in valid]))
+    os.replace(tmp, cache)
+    return valid
+
+
 class PoolRegistry:
     """Pools by problem: from a pool file (or a kill-matrix folder) when it covers the problem,
-    else the validity gate."""
+    else the validity gate; either way with one input per cheap shape class and per value family
+    added (`coverage_inputs`)."""
 
     def __init__(self, pool_file: str | os.PathLike | None = None, *, backend: str = "cpu"):
         path = Path(pool_file) if pool_file else default_pool_file()
@@ -220,8 +270,13 @@ class PoolRegistry:
         else:
             self._pools = load_pools(path)
         self.backend = backend
+        self._with_shapes: dict[str, ProblemPool] = {}
 
     def get(self, problem: str) -> ProblemPool:
-        if problem not in self._pools:
-            self._pools[problem] = gated_pool(problem, backend=self.backend)
-        return self._pools[problem]
+        if problem not in self._with_shapes:
+            base = self._pools.get(problem) or gated_pool(problem, backend=self.backend)
+            known = set(base.inputs)
+            extra = tuple(r for r in coverage_inputs(problem, backend=self.backend, schedules=base.schedules)
+                          if r not in known)
+            self._with_shapes[problem] = dataclasses.replace(base, inputs=base.inputs + extra)
+        return self._with_shapes[problem]

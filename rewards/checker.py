@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..substrates.catalog import Problem, load_problem
 from .comparator import Comparator
-from .generators import GENERATORS, GeneratedInput, generate, scale_inputs
+from .generators import ALL_GENERATORS, GeneratedInput, generate, scale_inputs
 from .input_cache import InputCache
 
 __all__ = ["CheckerError", "CheckerVersion", "ComparatorSpec", "InputRef", "InputVerdict",
@@ -80,7 +80,8 @@ class UnknownCheckerError(LookupError):
 class InputRef(BaseModel):
     """One input of a suite, problem-independent: generator + shape preset + seed.
 
-    `generator` is a name in `GENERATORS`, or `name*scale` for a scaled copy (`sign_mixed*300`,
+    `generator` is a name in `ALL_GENERATORS` (the kill matrix's generators and the value
+    families), or `name*scale` for a scaled copy (`sign_mixed*300`,
     what `scale_inputs` makes for the validity ceiling).
 
     >>> InputRef(generator="sign_mixed", preset="tiny", seed=3).id_for("relu")
@@ -97,10 +98,10 @@ class InputRef(BaseModel):
     @classmethod
     def _known_generator(cls, name: str) -> str:
         base, _, scale = name.partition("*")
-        if base not in GENERATORS:
-            close = difflib.get_close_matches(base, list(GENERATORS), n=1)
+        if base not in ALL_GENERATORS:
+            close = difflib.get_close_matches(base, list(ALL_GENERATORS), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown generator {base!r}{hint} Known: {', '.join(GENERATORS)}")
+            raise ValueError(f"unknown generator {base!r}{hint} Known: {', '.join(ALL_GENERATORS)}")
         if scale:
             try:
                 float(scale)

@@ -28,6 +28,18 @@ from testkit import substrate_with
 RELU_TAIL_OF_ONE = substrate_with(
     "relu", "    for (int i = (n4 << 2) + tid; i < n; i += stride) {\n        out[i] = relu_op(x[i]);\n    }",
     "    if (tid == 0 && (n & 3)) out[n - 1] = relu_op(x[n - 1]);")
+# ReLU whose tail handles 1 or 3 leftover elements but not 2: wrong only for n % 4 == 2, a residue
+# neither the suite nor the kill matrix's presets (n = 65,536, 50,021, 3) have.
+RELU_TAIL_NOT_TWO = substrate_with(
+    "relu", "    for (int i = (n4 << 2) + tid; i < n; i += stride) {\n        out[i] = relu_op(x[i]);\n    }",
+    "    if (tid == 0 && (n & 3) != 2)\n        for (int i = n4 << 2; i < n; i++) out[i] = relu_op(x[i]);")
+# The online softmax before the catalog fix: a masked (-inf) entry while the running max is still
+# -inf adds expf(-inf - -inf) = NaN to the sum. Right on every finite input.
+_ONLINE = load_problem("softmax").kernel_sources()["variant_online"]
+_FIXED = ("} else if (m != -INFINITY) {  // a -inf (masked) entry while m is still -inf adds\n"
+          "            d += expf(v - m);          // nothing: expf(-inf - -inf) would be NaN")
+assert _FIXED in _ONLINE
+SOFTMAX_MASK_UNSAFE = _ONLINE.replace(_FIXED, "} else {\n            d += expf(v - m);")
 # A grid of n / 65536 blocks: no block at all for the suite's 50,021 elements.
 RELU_EMPTY_GRID = substrate_with("relu", 'grid = ["min(ceil_div(n, 1024), 1024)"]', 'grid = ["n // 65536"]')
 # The last thread sums the block's partials without a barrier: right only when every other thread
@@ -215,7 +227,8 @@ def judge():
 def test_the_plain_checker_alone_pays_these_wrong_kernels():
     """The premise: each wrong kernel passes the committed checker's suite in ascending order."""
     checker = default_checker()
-    for source, problem in [(RELU_TAIL_OF_ONE, "relu"), (SUM_WITHOUT_BARRIER, "sum_dim")]:
+    for source, problem in [(RELU_TAIL_OF_ONE, "relu"), (SUM_WITHOUT_BARRIER, "sum_dim"),
+                            (RELU_TAIL_NOT_TWO, "relu"), (SOFTMAX_MASK_UNSAFE, "softmax")]:
         assert evaluate_source(checker, problem, source).accepted, problem
     verdict = evaluate_source(checker, "relu", RELU_EMPTY_GRID)
     assert verdict.outcome == "launch_error" and "grid" in verdict.message
@@ -225,7 +238,10 @@ def test_the_plain_checker_alone_pays_these_wrong_kernels():
     (RELU_TAIL_OF_ONE, "relu", "pool", "ascending", "wrong"),
     (SUM_WITHOUT_BARRIER, "sum_dim", "suite", "descending", "wrong"),
     (RELU_EMPTY_GRID, "relu", "suite", "ascending", "runtime_fault"),
-], ids=["unseen residue", "descending order only", "launch plan"])
+    (RELU_TAIL_NOT_TWO, "relu", "pool", "ascending", "wrong"),
+    (SOFTMAX_MASK_UNSAFE, "softmax", "pool", "ascending", "wrong"),
+], ids=["residue the suite lacks", "descending order only", "launch plan", "residue no preset has",
+        "masked rows only"])
 def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage, schedule, category):
     env = KernelTaskEnv(problems=[problem], judge=judge)
     obs, info = env.reset(seed=0)
@@ -237,6 +253,10 @@ def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage
     assert (gate["stage"], gate["schedule"]) == (stage, schedule)
     assert gate["version"] == info["checker"] == judge.checker_id
     assert set(gate["failing"]) == {"generator", "shape", "outcome"}
+    if source is RELU_TAIL_NOT_TWO:
+        assert gate["failing"]["shape"].startswith("@")        # a shape class caught it
+    if source is SOFTMAX_MASK_UNSAFE:
+        assert gate["failing"]["generator"] == "masked"
     plain_would_pay = category == "wrong"
     assert gate["checker_alone"]["false_accept"] is plain_would_pay
     assert not re.search(rf"{problem}:[\w*.]+:[\w@]+:\d+", json.dumps(info))   # no input id: no seed
