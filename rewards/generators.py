@@ -48,7 +48,7 @@ substrate and variant with `rewards.validity` (`benchmarks/bench_catalog_range.p
 | `overflow` | half the entries +-U(89, 120), the rest 3 N(0, 1); the first row all +U(89, 120) | `logits` inputs and the exp activations (`EXP_PROBLEMS`) | input_domain, precision (naive exp overflows past 88.7) |
 | `long_tail` | rows of one peak U(0.6, 0.999) plus masses 10^U(-8, 0) renormalised; `logits` get their log | `probability` and `logits` inputs (kl_div, cross_entropy, softmax) | precision (log of tiny masses, underflow) |
 | `heavy_tailed` | Student-t with 2 degrees of freedom | data roles, not products | precision, arithmetic (outliers, cancellation) |
-| `hundreds` | sign-mixed magnitudes U(100, 400) | float16 / bfloat16 data, not products | precision (half-precision accumulation overflows) |
+| `hundreds` | sign-mixed multiples of 32 from 96 to 384 (products and sums exact in float32) | float16 / bfloat16 data, not products | precision (half-precision accumulation overflows) |
 
 >>> from mutagym.substrates.catalog import load_problem
 >>> g = generate(load_problem("relu"), "negative_heavy", preset="tiny", seed=1)
@@ -71,7 +71,7 @@ from ..substrates.catalog import Problem
 from .shapes import draw_dims
 
 __all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput",
-           "Generator", "NotApplicable", "OVERFLOW_RANGE", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
+           "Generator", "NotApplicable", "OVERFLOW_RANGE", "HUNDREDS_STEP", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
            "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
 
 AFFINE_ROLES = ("affine_scale", "affine_shift")
@@ -371,8 +371,16 @@ def _heavy_tailed(rng, shape):
     return rng.standard_t(2.0, shape)
 
 
+#: `hundreds` draws multiples of this step: exact in float16 and bfloat16 up to 2048, and every
+#: product (a multiple of 1024) and partial sum exact in float32, so a correct kernel's float32
+#: accumulation has no error at all, however long the reduction (U(100, 400) reals rejected
+#: correct float32 matmul_fp16 kernels at k = 10852), while a half accumulator still overflows.
+HUNDREDS_STEP = 32.0
+
+
 def _hundreds(rng, shape):
-    return rng.uniform(100.0, 400.0, shape) * rng.choice((-1.0, 1.0), shape)
+    """Sign-mixed multiples of 32 from 96 to 384."""
+    return HUNDREDS_STEP * rng.integers(3, 13, shape) * rng.choice((-1.0, 1.0), shape)
 
 
 def _family(name, values, targets, summary, applies, index="uniform", probability=None):
@@ -402,7 +410,7 @@ FAMILIES: dict[str, Generator] = dict([
             probability=_long_tail_probabilities),
     _family("heavy_tailed", _data_only(_heavy_tailed), ("precision", "arithmetic"),
             "Student-t, 2 degrees of freedom", _needs(not_ids=PRODUCT_PROBLEMS)),
-    _family("hundreds", _data_only(_hundreds), ("precision",), "sign-mixed magnitudes U(100, 400)",
+    _family("hundreds", _data_only(_hundreds), ("precision",), "sign-mixed multiples of 32, 96..384",
             _needs(not_ids=PRODUCT_PROBLEMS, half=True)),
 ])
 #: Every recipe an input id may name: the kill matrix's `GENERATORS` and the gate's `FAMILIES`.

@@ -77,7 +77,9 @@ FREE_ROWS = 1024
 #: Block sizes whose edges (`past_B`, `below_B`) the classes probe.
 BLOCK_SIZES = (32, 128, 256, 512, 1024)
 #: The measurement target: the slowest correct kernel of a problem on its costliest draw takes
-#: about this long here (2 shared cores), a margin of 2.5 under the gate's 10 s run timeout.
+#: at most about this long here (2 shared cores, load average <= 3, the fastest of 3 runs), 2.5
+#: times under the gate's 10 s run timeout. At load 4-5 the same draws took up to 5.2 s: a gate
+#: on a machine that busy needs a run timeout of 15 s or more.
 CASE_SECONDS = 4.0
 
 
@@ -105,8 +107,8 @@ class Budget:
 
 #: The budget of a problem not in `MEASURED_BUDGETS`. Rows: one block per row at 65,536 rows is
 #: the costliest draw of the row reductions and scans, 2-3.9 s here (cumsum's warp-shuffle variant
-#: slowest, fastest of 3 runs). Work: every matmul-like problem's slowest kernel at 2**27 (m x k x
-#: n) takes at most 1.6 s (matmul_transposed_a's f64 variant at 2048 x 64 x 1024).
+#: and mean_dim's Kahan variant slowest). Work: every matmul-like problem's slowest kernel at 2**27
+#: (m x k x n) takes at most 1.6 s (matmul_transposed_a's f64 variant at 2048 x 64 x 1024).
 DEFAULT_BUDGET = Budget()
 
 #: Budgets measured with `benchmarks/bench_catalog_range.py` (and timing the costliest shapes the

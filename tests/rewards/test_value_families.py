@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mutagym.rewards.generators import (ALL_GENERATORS, FAMILIES, GENERATORS, NotApplicable, OVERFLOW_RANGE,
-                                        TIE_GRID, families_for, generate, generate_from_id, why_not)
+from mutagym.rewards.generators import (ALL_GENERATORS, FAMILIES, GENERATORS, HUNDREDS_STEP, NotApplicable,
+                                        OVERFLOW_RANGE, TIE_GRID, families_for, generate, generate_from_id, why_not)
 from mutagym.substrates import list_problems, load_problem
 from mutagym.substrates.schema import evaluate_expression
 
@@ -91,8 +91,9 @@ class TestProperties:
             g = generate(p, "hundreds", preset="remainder")
             x = g.inputs[p.inputs[0].name]
             assert x.dtype.name in ("float16", "bfloat16")
-            mags = np.abs(x.astype(np.float64))
-            assert mags.min() >= 99 and mags.max() <= 401 and (x.astype(np.float64) < 0).any(), pid
+            values = x.astype(np.float64)
+            assert np.abs(values).min() >= 96 and np.abs(values).max() <= 384 and (values < 0).any(), pid
+            assert (values % HUNDREDS_STEP == 0).all(), pid                  # exact products in float32
 
 
 class TestRoles:
