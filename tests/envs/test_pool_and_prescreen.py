@@ -11,7 +11,8 @@ import signal
 import pytest
 
 from mutagym.envs.judge import Judge
-from mutagym.envs.pool import (PoolRegistry, gated_pool, load_pools, pools_from_killmatrix, save_pools)
+from mutagym.envs.pool import (PoolRegistry, coverage_inputs, gated_pool, load_pools, pools_from_killmatrix,
+                               save_pools)
 from mutagym.envs.prescreen import JudgePool, WorkTimeout
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
@@ -75,7 +76,10 @@ def test_judge_reports_the_nearest_mutant_of_a_wrong_kernel(relu_pool_file):
         j = judge.judge(wrong, "relu")
         assert j.accepted and j.prescreen["false_accept"] is True
         assert j.prescreen["nearest_mutant"]["rule"] == "drop-relu"
-        assert j.prescreen["pool_size"] == len(load_pools(relu_pool_file)["relu"].input_ids)
+        # the kill matrix's inputs, and one per shape class and value family beside them
+        file_inputs = load_pools(relu_pool_file)["relu"].inputs
+        extra = [r for r in coverage_inputs("relu") if r not in file_inputs]
+        assert j.prescreen["pool_size"] == len(file_inputs) + len(extra) and extra
         assert judge.judge(wrong, "relu") == j                         # the same text: remembered
         assert judge.leakage.as_dict()[judge.checker_id]["false_accepts"] == 2     # and counted again
     finally:
