@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from dataclasses import dataclass
 
@@ -106,13 +106,13 @@ class RewardGate:
                 FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
-    def stage_checkers(self, problem: str) -> list[tuple[str, CheckerVersion, list[InputRef]]]:
-        """(stage, checker whose comparator judges it, inputs) in order; the fresh inputs are
-        drawn anew at every call."""
+    def later_stages(self, problem: str) -> Iterator[tuple[str, CheckerVersion, list[InputRef]]]:
+        """(stage, checker whose comparator judges it, inputs) of the stages after the suite, in
+        order and lazily: the fresh inputs, drawn anew at every call and validity-gated here, are
+        made only when asked for, so the pool's runs can be under way meanwhile."""
         pool = self.pools.get(problem).checker()
-        return [("suite", self.checker, self.checker.inputs_for(problem)),
-                ("pool", pool, pool.inputs_for(problem)),
-                ("fresh", pool, self.fresh_inputs(problem))]
+        yield "pool", pool, pool.inputs_for(problem)
+        yield "fresh", pool, self.fresh_inputs(problem)
 
     def fresh_inputs(self, problem: str) -> list[InputRef]:
         """Fresh, validity-gated draws, each judged at the problem's tolerance: one of each suite

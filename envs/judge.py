@@ -310,17 +310,19 @@ class Judge:
                 passed[k] = suite_result
             else:
                 out[k] = self._gate_judgement(problem, suite_result)
-        later: dict[int, list] = {}
-        for k in passed:
-            source, problem = items[k]
-            try:
-                stages = self.gate.stage_checkers(problem)[1:]
-            except (FreshSeedError, InfrastructureError) as err:
-                out[k] = self._fail("infra_error", problem, f"the gate's fresh stage: {err}")
-                continue
-            later[k] = [(name, checker, refs, self._run_stage(checker, problem, source, refs, self.prescreen,
-                                                               split=len(passed) == 1))
-                        for name, checker, refs in stages]
+        later: dict[int, list] = {k: [] for k in passed}
+        stages = {k: self.gate.later_stages(items[k][1]) for k in passed}
+        for _ in ("pool", "fresh"):   # every kernel's pool runs are sent before any fresh draw is made
+            for k in list(later):
+                source, problem = items[k]
+                try:
+                    name, checker, refs = next(stages[k])
+                except (FreshSeedError, InfrastructureError) as err:
+                    out[k] = self._fail("infra_error", problem, f"the gate's fresh stage: {err}")
+                    del later[k]
+                    continue
+                later[k].append((name, checker, refs, self._run_stage(checker, problem, source, refs,
+                                                                      self.prescreen, split=len(passed) == 1)))
         for k, runs in later.items():
             source, problem = items[k]
             results = passed[k]
