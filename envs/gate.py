@@ -34,10 +34,9 @@ from ..substrates.catalog import load_problem
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .pool import PoolRegistry
 
-__all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "STAGES", "decide", "default_contract"]
+__all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "decide", "default_contract"]
 
 GATE_FORMAT = "mutagym.gate/1"
-STAGES = ("suite", "pool", "fresh")
 #: The thread orders every stage runs in, cheapest first (the checker's own order first).
 SCHEDULES = ("ascending", "descending", "shuffled:1")
 #: Patterns of the pool redrawn per evaluation, on top of one redraw of each suite input.
