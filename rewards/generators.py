@@ -35,8 +35,9 @@ structured recipes shape those and draw every other free role from N(0, 1).
 The value families below (`FAMILIES`) are what the gate draws on top: the kill matrix's candidate
 set stays the 18 `GENERATORS` above. A family applies only where its values mean something
 (`families_for(problem)`; `generate` raises `NotApplicable` elsewhere, `why_not` says why), and
-"rows" are rows along the last dim (a 1-d input is one row). Each was checked against every
-substrate and variant with `rewards.validity` (`benchmarks/bench_catalog_range.py`).
+"rows" are rows along the last dim (a 1-d input is one row). Every substrate and variant passes
+each family on every shape class, compared as the validity gate compares
+(`benchmarks/bench_catalog_range.py`, `tests/substrates/test_catalog_range.py`).
 
 | family | values | applies to | targets (fault families) |
 | --- | --- | --- | --- |
