@@ -80,7 +80,7 @@ class JudgePool:
     """
 
     def __init__(self, *, workers: int | None = None, address: str | None = None,
-                 num_cpus: int | None = None, timeout_s: float = 300.0, run_timeout_s: float = 10.0,
+                 num_cpus: int | None = None, timeout_s: float = 300.0, run_timeout_s: float = 30.0,
                  max_restarts: int = 3):
         if workers is not None and workers < 1:
             raise ValueError(f"JudgePool(workers={workers!r}): must be >= 1")
