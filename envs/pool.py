@@ -29,6 +29,7 @@ from pathlib import Path
 from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef
 from ..mutants.killmatrix import KillMatrixSettings, candidate_inputs
 from ..rewards.generators import parse_input_id
+from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS  # noqa: F401 - re-exported
 from ..rewards.validity import check_validity, comparator_for
 from ..substrates.catalog import Problem, load_problem
 
@@ -211,11 +212,6 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
 # ------------------------------------------------------------------------- shape classes
 #: The ordinary dense-random generator a shape class's pool input is drawn with.
 SHAPE_GENERATOR = "sign_mixed"
-#: Classes whose every instance is large (a long loop, 2**20 elements, 65,536 rows): the gate
-#: draws them fresh; the pool keeps the cheap classes (residues, block edges, tiny, unit, ...).
-COSTLY_CLASSES = ("large", "long_loop", "many_rows", "any")
-#: Seeds tried per class; the cheapest instance (fewest elements, then least work) is kept.
-SHAPE_SEEDS = 16
 
 
 def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",

@@ -1,6 +1,7 @@
 """The kill matrix: mutants x valid inputs x thread schedules -> outcome, on Ray.
 
-One Ray task per problem generates the candidate inputs (generators x presets x seeds) and runs
+One Ray task per problem generates the candidate inputs (generators x presets x seeds, and shape
+classes of `rewards.shapes` drawn as presets `@<class>`; see `candidate_inputs`) and runs
 the validity gate (`rewards.validity`) against the fp64 reference; the driver puts the valid inputs
 and their references in Ray's object store once. One Ray task per mutant (or per `inputs_per_task`
 chunk) compiles the mutant once and runs its inputs in one batch (buffers laid out once, one run
@@ -18,6 +19,8 @@ with the comparator's statistics (max abs, max rel error, mismatch ratio; inf wh
 NaN/Inf and the reference is finite; null when the run produced no output).
 A *witness* of a mutant is a valid input on which it does not survive in some schedule (a
 refused launch counts: a GPU would refuse it too; a build error does not, it depends on no input).
+The inputs table's `shape_class` column names each input's shape (the class of an `@<class>`
+input, else its preset), so `KillMatrixResult.shape_summary` says which shape class witnessed what.
 
 Output folder (`write` at the end, parts as tasks finish):
 
@@ -50,12 +53,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS
 from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
-           "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "as_records", "candidate_inputs",
-           "ceilings_table", "load_mutants", "run_killmatrix", "run_task", "settings_table",
-           "summary_table"]
+           "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "SHAPE_GENERATORS", "as_records",
+           "candidate_inputs", "ceilings_table", "load_mutants", "run_killmatrix", "run_task",
+           "settings_table", "shape_class_table", "shape_classes_for", "summarize_shapes", "summary_table"]
 
 CELL_OUTCOMES = ("killed", "survived", "memory_fault", "sync_error", "timeout", "crash",
                  "forbidden_syscall", "compile_error", "launch_error")
@@ -72,7 +76,7 @@ PART_SCHEMA = pa.schema(list(OUTCOMES_SCHEMA) + [("source_sha", pa.string()), ("
 INPUTS_SCHEMA = pa.schema([
     ("id", pa.string()), ("problem", pa.string()), ("generator", pa.string()), ("preset", pa.string()),
     ("seed", pa.int64()), ("valid", pa.bool_()), ("reason", pa.string()), ("max_abs", pa.float64()),
-    ("max_rel", pa.float64()), ("tolerance_used", pa.float64()),
+    ("max_rel", pa.float64()), ("tolerance_used", pa.float64()), ("shape_class", pa.string()),
 ])
 CEILINGS_SCHEMA = pa.schema([
     ("problem", pa.string()), ("preset", pa.string()), ("seed", pa.int64()),
@@ -87,9 +91,29 @@ MUTANTS_SCHEMA = pa.schema([
 
 
 # ---------------------------------------------------------------------------------- settings
+#: The generators a shape class is drawn with by default: one ordinary dense-random family, the
+#: one the pool of record's coverage inputs use (`envs.pool.SHAPE_GENERATOR`). Every generator on
+#: every class would multiply the catalog's inputs by about 6 (1,664 classes x 22 generators
+#: against 4,041 inputs); one family adds 1,664 small inputs (5.7 M elements in all, against
+#: about 660 M for the presets).
+SHAPE_GENERATORS = ("sign_mixed",)
+
+
 @dataclass
 class KillMatrixSettings:
-    """Everything that determines a kill matrix run (printed first, stored in the manifest)."""
+    """Everything that determines a kill matrix run (printed first, stored in the manifest).
+
+    Shapes are the problem's fixed presets and its shape classes (`rewards.shapes`). By default
+    (`presets` and `shape_classes` both None) a run takes every preset and every class the problem
+    offers except `rewards.shapes.COSTLY_CLASSES` (the cheap classes the pool of record's coverage
+    inputs use), each class drawn with `SHAPE_GENERATORS` only (one family: every generator on
+    every class would cost about 6 times the inputs) at the cheapest of `shape_seeds` seeds per
+    entry of `seeds` (seed s tries seeds s * shape_seeds .. (s + 1) * shape_seeds - 1; for seed 0
+    the instance the pool's coverage input uses). Naming `presets` names the shapes: classes are
+    then run only when `shape_classes` names them too. Which shapes ran changes which inputs exist,
+    never a cell's value, so it is not in `fingerprint`: a rerun with more classes reuses every
+    stored cell and computes only the new inputs' cells.
+    """
 
     out: str = "killmatrix"
     """output folder (tables, manifest, part files)"""
@@ -98,7 +122,16 @@ class KillMatrixSettings:
     presets: tuple[str, ...] | None = None
     """shape presets; None: every preset of each problem (a missing one is skipped)"""
     seeds: tuple[int, ...] = (0,)
-    """seeds of each generator x preset"""
+    """seeds of each generator x preset (and of each shape class, see `shape_seeds`)"""
+    shape_classes: tuple[str, ...] | None = None
+    """shape classes drawn as presets `@<class>`; None: every class of each problem but
+    `rewards.shapes.COSTLY_CLASSES` when `presets` is None too, else none; a class the problem
+    does not offer is skipped"""
+    shape_generators: tuple[str, ...] | None = SHAPE_GENERATORS
+    """generators each shape class is drawn with; None: those of `generators` (about 6 times the
+    inputs of the default on the catalog)"""
+    shape_seeds: int = SHAPE_SEEDS
+    """seeds tried per class and seed, the cheapest instance kept (`rewards.shapes.SHAPE_SEEDS`)"""
     schedules: tuple[str, ...] = ("ascending", "descending")
     """thread orders every cell runs under"""
     backend: str = "cpu"
@@ -127,6 +160,8 @@ class KillMatrixSettings:
         True
         >>> KillMatrixSettings(timeout_s=1).fingerprint() == KillMatrixSettings().fingerprint()
         False
+        >>> KillMatrixSettings(shape_classes=()).fingerprint() == KillMatrixSettings().fingerprint()
+        True
         """
         key = {"backend": self.backend, "timeout_s": self.timeout_s}
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
@@ -347,18 +382,96 @@ class KillMatrixResult:
             g["other"] += int(not d["witnessed"][i] and not d["survived_everything"][i])
         return [groups[k] for k in sorted(groups)]
 
+    def shape_summary(self) -> list[dict]:
+        """Per shape class (the inputs table's `shape_class`: a class of `rewards.shapes`, or a
+        fixed preset): `kind` (`class` or `preset`), problems and valid inputs of that shape,
+        mutants it `witnessed` (some valid input of that shape kills them) and mutants it witnessed
+        `only` (every witness of the mutant has that shape). Sorted: presets, then classes, by name.
+        """
+        return summarize_shapes(self.inputs.to_pylist(), self.mutants.column("witnesses").to_pylist())
+
+
+def summarize_shapes(inputs: Iterable[dict], witnesses: Iterable[Sequence[str] | None]) -> list[dict]:
+    """`KillMatrixResult.shape_summary` from the inputs table's rows and each mutant's witnesses
+    (also for a matrix read back by `rewards.scoring.load_killmatrix`; a matrix written before the
+    `shape_class` column reads the class off the preset, `@<class>`)."""
+    groups: dict[str, dict] = {}
+    shape_of = {}
+    for r in inputs:
+        preset = r["preset"]
+        shape = r.get("shape_class") or (preset[1:] if preset.startswith("@") else preset)
+        shape_of[r["id"]] = shape
+        g = groups.setdefault(shape, {"shape_class": shape, "kind": "class" if preset.startswith("@") else "preset",
+                                      "problems": set(), "valid_inputs": 0, "witnessed": 0, "only": 0})
+        if r["valid"]:
+            g["problems"].add(r["problem"])
+            g["valid_inputs"] += 1
+    for ws in witnesses:
+        shapes = {shape_of[w] for w in ws or () if w in shape_of}
+        for shape in shapes:
+            groups[shape]["witnessed"] += 1
+        if len(shapes) == 1:
+            groups[next(iter(shapes))]["only"] += 1
+    rows = [{**g, "problems": len(g["problems"])} for g in groups.values()]
+    return sorted(rows, key=lambda r: (r["kind"] == "class", r["shape_class"]))
+
 
 # ---------------------------------------------------------------------------------- driver
+def shape_classes_for(problem, settings: KillMatrixSettings) -> list[str]:
+    """The shape classes a kill matrix draws for `problem` (see `KillMatrixSettings`), in
+    `rewards.shapes.SHAPE_CLASSES` order; an unknown class name raises KeyError naming the known."""
+    from ..rewards.shapes import SHAPE_CLASSES, shape_classes
+    if settings.shape_classes is None:
+        wanted = () if settings.presets is not None else tuple(c for c in SHAPE_CLASSES if c not in COSTLY_CLASSES)
+    else:
+        wanted = settings.shape_classes
+    unknown = [c for c in wanted if c not in SHAPE_CLASSES]
+    if unknown:
+        raise KeyError(f"unknown shape class {unknown[0]!r}; known: {', '.join(SHAPE_CLASSES)}")
+    offered = shape_classes(problem)
+    return [c for c in SHAPE_CLASSES if c in wanted and c in offered]
+
+
+def _class_seed(problem, cls: str, seed: int, tries: int) -> int | None:
+    """The seed of the cheapest instance (fewest elements, then least work) of `cls` among seeds
+    seed * tries .. (seed + 1) * tries - 1; None when no draw lands in the class."""
+    from ..rewards.shapes import cost, draw_dims
+    costs = []
+    for s in range(seed * tries, (seed + 1) * tries):
+        try:
+            c = cost(problem, draw_dims(problem, cls, s))
+        except ValueError:
+            continue
+        costs.append(((c.elements, c.work), s))
+    return min(costs)[1] if costs else None
+
+
 def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
     """The inputs a kill matrix gates for `problem`: each generator x shape preset x seed of
-    `settings` (every generator and every preset of the problem by default)."""
+    `settings` (every generator and every preset of the problem by default), then each shape
+    class x seed x shape generator (`shape_classes_for`; the class instance is the cheapest of
+    `settings.shape_seeds` draws, `_class_seed`), as presets `@<class>`.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> ids = [g.id for g in candidate_inputs(load_problem("relu"), KillMatrixSettings(
+    ...     generators=("uniform01",), presets=("tiny",), shape_classes=("mod4_2",)))]
+    >>> ids[0], ids[1].rsplit(":", 1)[0]
+    ('relu:uniform01:tiny:0', 'relu:sign_mixed:@mod4_2')
+    """
     from ..rewards.generators import GENERATORS, generate
     gens = settings.generators or tuple(GENERATORS)
-    unknown = [g for g in gens if g not in GENERATORS]
+    shape_gens = gens if settings.shape_generators is None else settings.shape_generators
+    unknown = [g for g in (*gens, *shape_gens) if g not in GENERATORS]
     if unknown:
         raise KeyError(f"unknown generator {unknown[0]!r}; known: {', '.join(GENERATORS)}")
     presets = [p for p in (settings.presets or problem.preset_names) if p in problem.preset_names]
-    return [generate(problem, g, preset=p, seed=s) for g in gens for p in presets for s in settings.seeds]
+    out = [generate(problem, g, preset=p, seed=s) for g in gens for p in presets for s in settings.seeds]
+    for cls in shape_classes_for(problem, settings):
+        for s in settings.seeds:
+            seed = _class_seed(problem, cls, s, settings.shape_seeds)
+            if seed is not None:
+                out += [generate(problem, g, preset=f"@{cls}", seed=seed) for g in shape_gens]
+    return out
 
 
 def _gate(problem, settings: KillMatrixSettings):
@@ -387,7 +500,9 @@ def _gate(problem, settings: KillMatrixSettings):
     rows = [{"id": v.input.id, "problem": problem.id, "generator": v.input.generator,
              "preset": v.input.preset, "seed": v.input.seed, "valid": v.valid, "reason": v.reason,
              "max_abs": _finite(v.max_abs), "max_rel": _finite(v.max_rel),
-             "tolerance_used": _finite(v.tolerance_used)} for v in verdicts]
+             "tolerance_used": _finite(v.tolerance_used),
+             "shape_class": v.input.preset[1:] if v.input.preset.startswith("@") else v.input.preset}
+            for v in verdicts]
     return rows, bundle
 
 
@@ -637,8 +752,24 @@ def ceilings_table(result: KillMatrixResult):
     return table
 
 
+def shape_class_table(result: KillMatrixResult):
+    """Per shape class (fixed presets first): problems, valid inputs, mutants witnessed, and
+    mutants only that class witnessed (a rich table; `KillMatrixResult.shape_summary`)."""
+    from rich.table import Table
+    rows = result.shape_summary()
+    table = Table(title="kill matrix by shape class (presets, then classes of rewards.shapes)")
+    for col in ("shape class", "kind", "problems", "valid inputs", "mutants witnessed", "witnessed only here"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["shape_class"], r["kind"], str(r["problems"]), str(r["valid_inputs"]),
+                      str(r["witnessed"]), str(r["only"]))
+    return table
+
+
 def summary_table(result: KillMatrixResult):
-    """Per problem and family: mutants, witnessed, survived everything (a rich table)."""
+    """Per problem and family: mutants, witnessed, survived everything (a rich table), followed by
+    `shape_class_table` (both in a `rich.console.Group`, which prints as the two tables)."""
+    from rich.console import Group
     from rich.table import Table
     rows = result.summary()
     table = Table(title=f"kill matrix: {result.mutants.num_rows} mutants, {result.outcomes.num_rows} cells "
@@ -650,4 +781,4 @@ def summary_table(result: KillMatrixResult):
     for r in rows:
         table.add_row(r["problem"], r["family"], *(str(r[k]) for k in keys))
     table.add_row("all", "", *(str(sum(r[k] for r in rows)) for k in keys))
-    return table
+    return Group(table, shape_class_table(result))

@@ -61,9 +61,10 @@ from ..runtime.expressions import parse_expression
 from ..substrates.catalog import Problem
 from ..substrates.schema import expression_names
 
-__all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "Cost", "DEFAULT_BUDGET", "ELEMENT_BUDGET",
-           "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES", "budget",
-           "classify", "cost", "draw_dims", "main_dim", "shape_classes", "within_budget"]
+__all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "COSTLY_CLASSES", "Cost", "DEFAULT_BUDGET",
+           "ELEMENT_BUDGET", "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES",
+           "SHAPE_SEEDS", "budget", "classify", "cost", "draw_dims", "main_dim", "shape_classes",
+           "within_budget"]
 
 #: Rows a `many_rows` draw reaches: one past gridDim.y / z (65,535) and past any grid capped there.
 ROW_LIMIT = 65536
@@ -468,6 +469,13 @@ def _classes() -> list[ShapeClass]:
 
 #: Every shape class, by name, in the module table's order.
 SHAPE_CLASSES: dict[str, ShapeClass] = {c.name: c for c in _classes()}
+#: Classes whose every instance is large (a long loop, 2**20 elements, 65,536 rows): the reward
+#: gate draws them fresh; the pool of record (`envs.pool.coverage_inputs`) and the kill matrix
+#: (`mutants.killmatrix`) keep the cheap classes (residues, block edges, tiny, unit, ...).
+COSTLY_CLASSES = ("large", "long_loop", "many_rows", "any")
+#: Seeds tried per cheap class where one instance stands for the class (the pool's coverage inputs,
+#: the kill matrix): the cheapest (fewest elements, then least work) is kept.
+SHAPE_SEEDS = 16
 
 
 def _rng(problem: Problem, cls: str, seed: int, attempt: int) -> np.random.Generator:

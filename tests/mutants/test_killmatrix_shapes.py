@@ -1,0 +1,144 @@
+"""Shape classes in the kill matrix (issue 14): which class witnessed what, on real Ray and g++."""
+
+import os
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+import ray
+
+from mutagym.mutants.killmatrix import (INPUTS_SCHEMA, KillMatrixSettings, MutantRecord, candidate_inputs,
+                                        run_killmatrix, shape_class_table, shape_classes_for, summary_table)
+from mutagym.rewards.shapes import COSTLY_CLASSES, shape_classes
+from mutagym.substrates.catalog import load_problem
+from testkit import substrate_with
+
+TAIL = "out[i] = relu_op(x[i]);"
+#: Three classes, one of which (n % 4 == 2) the mutant below is wrong on; relu's presets are
+#: n = 65536 (official), 50021 (remainder, n % 4 == 1) and 3 (tiny): none has n % 4 == 2.
+CLASSES = ("mod4_1", "mod4_2", "mod8_3")
+SETTINGS = dict(generators=("sign_mixed",), presets=("tiny", "remainder"), shape_classes=CLASSES,
+                schedules=("ascending",), progress=False)
+
+
+def mutants():
+    return [
+        # wrong only in the scalar tail of an n % 4 == 2 input
+        MutantRecord("relu-tail-mod4-2", "relu", "boundary", "hand-tail-mod4-2",
+                     substrate_with("relu", TAIL, "out[i] = relu_op(x[i]) + ((n & 3) == 2 ? 1.0f : 0.0f);")),
+        MutantRecord("relu-returns-x", "relu", "input_domain", "hand-relu-identity",
+                     substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def run(cluster, tmp_path_factory):
+    out = tmp_path_factory.mktemp("km_shapes")
+    return run_killmatrix(mutants(), KillMatrixSettings(out=str(out), **SETTINGS))
+
+
+class TestCandidates:
+    def test_default_is_every_cheap_class_of_the_problem(self):
+        """With neither presets nor classes named, the cheap classes the problem offers are drawn
+        (as the pool's coverage inputs: COSTLY_CLASSES are left to the gate's fresh stage)."""
+        p = load_problem("sum_dim")
+        classes = shape_classes_for(p, KillMatrixSettings())
+        assert classes and set(classes) == set(shape_classes(p)) - set(COSTLY_CLASSES)
+        assert "many_rows" in shape_classes(p) and "many_rows" not in classes
+        ids = [g.id for g in candidate_inputs(p, KillMatrixSettings(generators=("uniform01",)))]
+        drawn = [i for i in ids if ":@" in i]
+        assert len(drawn) == len(classes) and all(":sign_mixed:@" in i for i in drawn)
+
+    def test_named_presets_name_the_shapes(self):
+        """Naming presets (and no classes) keeps the old candidate set; a class named is drawn,
+        one the problem does not offer is skipped, an unknown one is an error."""
+        p = load_problem("relu")
+        plain = candidate_inputs(p, KillMatrixSettings(generators=("uniform01",), presets=("tiny",)))
+        assert [g.id for g in plain] == ["relu:uniform01:tiny:0"]
+        assert "many_rows" not in shape_classes(p)
+        both = candidate_inputs(p, KillMatrixSettings(generators=("uniform01",), presets=("tiny",),
+                                                      shape_classes=("mod4_2", "many_rows"),
+                                                      shape_generators=("normal", "sign_mixed")))
+        assert [g.id.rsplit(":", 1)[0] for g in both] == [
+            "relu:uniform01:tiny", "relu:normal:@mod4_2", "relu:sign_mixed:@mod4_2"]
+        assert both[1].dims["n"] % 4 == 2 and both[1].dims == both[2].dims
+        with pytest.raises(KeyError, match="unknown shape class 'mod5_2'"):
+            candidate_inputs(p, KillMatrixSettings(shape_classes=("mod5_2",)))
+
+    def test_deterministic_and_the_pools_instance(self):
+        """Same settings, same inputs (ids and arrays); seed 0 of a class is the instance the
+        pool of record's coverage input draws (the cheapest of SHAPE_SEEDS seeds)."""
+        import numpy as np
+        from mutagym.envs.pool import SHAPE_GENERATOR, coverage_inputs
+        from mutagym.mutants.killmatrix import SHAPE_GENERATORS
+        assert SHAPE_GENERATORS == (SHAPE_GENERATOR,)
+        p = load_problem("relu")
+        a, b = (candidate_inputs(p, KillMatrixSettings(generators=("normal",))) for _ in range(2))
+        assert [g.id for g in a] == [g.id for g in b]
+        assert all(np.array_equal(x.inputs["x"], y.inputs["x"]) for x, y in zip(a, b))
+        drawn = {g.id for g in a if ":@" in g.id}
+        coverage = {r.id_for("relu") for r in coverage_inputs("relu") if r.preset.startswith("@")}
+        assert coverage and coverage <= drawn
+        other = {g.id for g in candidate_inputs(p, KillMatrixSettings(generators=("normal",), seeds=(1,)))
+                 if ":@" in g.id}
+        assert len(other) == len(drawn) and not other & drawn
+
+
+class TestWitnessesByClass:
+    def test_inputs_table_names_the_shape_class(self, run):
+        assert run.inputs.schema.equals(INPUTS_SCHEMA)
+        rows = run.inputs.to_pylist()
+        assert {r["shape_class"] for r in rows} == {"tiny", "remainder", *CLASSES}
+        for r in rows:
+            assert r["shape_class"] == (r["preset"][1:] if r["preset"].startswith("@") else r["preset"])
+        assert all(r["valid"] for r in rows)
+        assert pq.read_table(run.out / "inputs.parquet").column("shape_class").to_pylist() == \
+            run.inputs.column("shape_class").to_pylist()
+
+    def test_a_mod4_2_fault_is_witnessed_by_its_class_only(self, run):
+        shape_of = {r["id"]: r["shape_class"] for r in run.inputs.to_pylist()}
+        w = run.witnesses()
+        assert w["relu-tail-mod4-2"] and {shape_of[i] for i in w["relu-tail-mod4-2"]} == {"mod4_2"}
+        # the identity relu needs a negative input: the mod4_2 instance (n = 2, the cheapest of 16
+        # draws) happens to hold none, the others do
+        assert {shape_of[i] for i in w["relu-returns-x"]} == {"tiny", "remainder", "mod4_1", "mod8_3"}
+
+    def test_shape_summary(self, run):
+        rows = {r["shape_class"]: r for r in run.shape_summary()}
+        assert [r["shape_class"] for r in run.shape_summary()] == ["remainder", "tiny", *CLASSES]
+        assert rows["mod4_2"] == {"shape_class": "mod4_2", "kind": "class", "problems": 1, "valid_inputs": 1,
+                                  "witnessed": 1, "only": 1}
+        for c in ("mod4_1", "mod8_3", "tiny", "remainder"):
+            assert rows[c]["witnessed"] == 1 and rows[c]["only"] == 0
+        assert rows["tiny"]["kind"] == "preset"
+        from rich.console import Console
+        console = Console(width=200, record=True)
+        console.print(summary_table(run))
+        text = console.export_text()
+        assert "survived everything" in text and "witnessed only here" in text and "mod4_2" in text
+        assert shape_class_table(run).row_count == 5
+
+    def test_more_classes_resume_the_stored_cells(self, run):
+        """A rerun in the same folder with one more class computes only that class's cells."""
+        again = run_killmatrix(mutants(), KillMatrixSettings(out=str(run.out), **{
+            **SETTINGS, "shape_classes": (*CLASSES, "mod8_2")}))
+        assert again.reused_cells == run.outcomes.num_rows and again.computed_cells == 2
+        shape_of = {r["id"]: r["shape_class"] for r in again.inputs.to_pylist()}
+        assert {shape_of[i] for i in again.witnesses()["relu-tail-mod4-2"]} == {"mod4_2", "mod8_2"}
+        same = run_killmatrix(mutants(), KillMatrixSettings(out=str(run.out), **SETTINGS))
+        assert same.computed_cells == 0
+        assert same.outcomes.equals(run.outcomes) and same.inputs.equals(run.inputs)
