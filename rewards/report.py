@@ -15,6 +15,10 @@ like d x atol and an all-zeros output passes once it exceeds 1). The *measured* 
 largest `max_abs / mean|ref|` of a kill-matrix cell that survived the problem's tolerance: the
 worst wrong output our mutants produced that still passed (a lower bound of the true band).
 Elementwise problems, without a reduction, are plotted at reduction size 1.
+
+The checker table has a `gate` row next to the presets' and the hardened checker's: the reward
+gate (`envs.gate`) as far as the kill matrix covers it (`gate_score`), and the report lists per
+shape class (presets and `rewards.shapes` classes) how many mutants its inputs witnessed.
 """
 
 from __future__ import annotations
@@ -26,9 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from .scoring import FAULT_OUTCOMES, KillMatrix
+from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed
+from .suites import bootstrap_interval, detection_rate
 
-__all__ = ["blind_band", "plot_blind_band", "plot_escape_by_family", "plot_heatmap", "write_report"]
+__all__ = ["GATE_ROW", "blind_band", "gate_score", "plot_blind_band", "plot_escape_by_family", "plot_heatmap",
+           "write_report"]
+
+#: The checker table's name for the reward gate's row.
+GATE_ROW = "gate"
 
 
 def _plt():
@@ -180,8 +189,53 @@ def plot_blind_band(rows: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
+def gate_score(hardened: CheckerScore, km: KillMatrix, problems: list[str], *, n_boot: int = 2000,
+               seed: int = 0) -> CheckerScore:
+    """The reward gate's detection of the witnessed mutants of `km`, from the stages the matrix
+    covers: the hardened suite (`hardened`, its score with its own tolerances), then the pool of
+    record, every valid input of the matrix at the problem's tolerance in the matrix's schedules
+    (a mutant counts as killed by the pool when one of its cells on a valid input rejects it in the
+    matrix's own verdict, `cell_killed` on `outcome`). A witness is such a cell, so the pool alone
+    detects every witnessed mutant; the figure leaves out what the matrix does not hold (the
+    gate's third thread order, the pool's coverage inputs beyond the matrix, the fresh draws).
+    False rejects are the hardened suite's (the pool's inputs passed the validity gate)."""
+    valid = {p: set(km.valid_inputs.get(p, [])) for p in problems}
+    problem_of = km.problem_of
+    pool_killed = {m for m, rows in km.outcomes_of.items() if problem_of.get(m) in valid
+                   and any(r["input_id"] in valid[problem_of[m]] and cell_killed(r, "outcome", math.nan)
+                           for r in rows)}
+    witnessed = km.witnessed(problems)
+    killed = (set(hardened.killed) | pool_killed) & set(witnessed)
+    report = detection_rate(killed, witnessed, family_of=km.family_of, problem_of=problem_of)
+    interval = (bootstrap_interval(killed, witnessed, problem_of, n_boot=n_boot, seed=seed) if witnessed
+                else (math.nan, math.nan, math.nan))
+    used = {p: sorted(valid[p] | set(hardened.inputs_used.get(p, []))) for p in problems}
+    return CheckerScore(GATE_ROW, GATE_ROW, killed, witnessed, report, interval, used, {}, hardened.exact,
+                        hardened.false_rejects, hardened.kernels_checked)
+
+
+def shape_rows(km: KillMatrix) -> list[dict[str, Any]]:
+    """Per shape class of the matrix's inputs (fixed presets, then `rewards.shapes` classes): valid
+    inputs, mutants witnessed and mutants witnessed only there (`killmatrix.summarize_shapes`)."""
+    from ..mutants.killmatrix import summarize_shapes
+    return summarize_shapes(km.inputs, [m["witnesses"] for m in km.mutants])
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _gate_row(gate: CheckerScore, summary: Any) -> dict[str, Any]:
+    """The checker table's row of `gate_score` (the fields of `HardenSummary.rows`)."""
+    pool = set(gate.witnessed)
+    counts = [len(v) for v in gate.inputs_used.values()]
+    return {"checker": GATE_ROW, "detection": gate.detection, "low": gate.interval[1], "high": gate.interval[2],
+            "detected": gate.report.overall.detected, "witnessed": gate.report.overall.total,
+            "selection": gate.rate_on(m for m in summary.result.selection if m in pool),
+            "heldout": gate.rate_on(m for m in summary.result.heldout if m in pool),
+            "false_rejects": None if gate.false_rejects is None else len(gate.false_rejects),
+            "kernels_checked": gate.kernels_checked,
+            "median_inputs": float(np.median(counts)) if counts else math.nan, "missing_inputs": 0}
 
 
 def write_report(summary: Any, km: KillMatrix) -> Path:
@@ -207,11 +261,26 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         "| checker | detection | 95 % CI | selection | held-out | false rejects | inputs/problem (median) | missing inputs |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for r in summary.rows():
+    hardened = summary.scores.get(res.checker.name)
+    gate = gate_score(hardened, km, summary.problems) if hardened is not None else None
+    for r in summary.rows() + ([_gate_row(gate, summary)] if gate is not None else []):
         fr = "-" if r["false_rejects"] is None else f"{r['false_rejects']}/{r['kernels_checked']}"
         lines.append(f"| {r['checker']} | {_pct(r['detection'])} ({r['detected']}/{r['witnessed']}) | "
                      f"{_pct(r['low'])} - {_pct(r['high'])} | {_pct(r['selection'])} | {_pct(r['heldout'])} | "
                      f"{fr} | {r['median_inputs']:g} | {r['missing_inputs']} |")
+    if gate is not None:
+        schedules = ", ".join(km.manifest.get("settings", {}).get("schedules") or ["ascending", "descending"])
+        lines += ["", f"`{GATE_ROW}` is the reward gate (`envs.gate`, what every reward is paid by) as far as "
+                      f"this kill matrix covers it: the hardened suite, then the pool of record, every valid "
+                      f"input of the matrix at the problem's tolerance in its schedules ({schedules}). A "
+                      "witness is a valid input that kills the mutant, so the pool detects every witnessed "
+                      "mutant by definition (the row is computed from the cells, not assumed). Its false rejects are the "
+                      "hardened suite's (the pool's inputs passed the validity gate). Not part of this "
+                      "figure: the gate's third thread order (`shuffled:1`), the pool's coverage inputs "
+                      "beyond the matrix and the fresh stage drawn at every evaluation, nor mutants no "
+                      "input of the matrix witnessed. The live figure, every stage judged by the real "
+                      "gate, is `benchmarks/bench_gate_detection.py` (benchmarks/README.md, \"Gate "
+                      "detection\")."]
     rejected = [(n, f) for n, s in summary.scores.items() for f in (s.false_rejects or [])]
     if rejected:
         lines += ["", "False rejects (a correct kernel the checker rejects; `fuzz` is the control that "
@@ -222,7 +291,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
     families = sorted({f for s in summary.scores.values() for f in s.report.per_family})
     lines.append("| checker | " + " | ".join(families) + " |")
     lines.append("| --- " * (len(families) + 1) + "|")
-    for name, s in summary.scores.items():
+    for name, s in {**summary.scores, **({GATE_ROW: gate} if gate is not None else {})}.items():
         cells = [(f"{_pct(1 - s.report.per_family[f].rate)} of {s.report.per_family[f].total}"
                   if f in s.report.per_family else "-") for f in families]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -245,6 +314,16 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
     if summary.restored_default:
         lines += ["", f"Default tolerance restored (a tightened one rejected a correct kernel): "
                       f"{', '.join(summary.restored_default)}."]
+    shapes = shape_rows(km)
+    lines += ["", "## Shape classes", "",
+              "Per shape of the kill matrix's inputs, fixed presets first, then the shape classes of "
+              "`rewards.shapes` (drawn as presets `@<class>`; the kill matrix runs the cheap ones, one "
+              "instance each): problems and valid inputs of that shape, witnessed mutants some valid "
+              "input of that shape kills, and those no other shape kills.", "",
+              "| shape class | kind | problems | valid inputs | mutants witnessed | witnessed only here |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['shape_class']} | {r['kind']} | {r['problems']} | {r['valid_inputs']} | {r['witnessed']} | "
+              f"{r['only']} |" for r in shapes]
     lines += ["", "## Blind band", "", "![blind band](blind_band.png)", "",
               "Error relative to the output's scale (mean |reference|) that the problem's tolerance "
               "cannot see: the tolerance band on U[0, 1) inputs per shape preset (an all-zeros output "
@@ -259,7 +338,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
                      f"{'`' + b['input'] + '`' if b['input'] else '-'} |")
     lines += ["", "## Kill matrix", "", "![kill matrix heatmap](heatmap.png)", "",
               "Escaped mutants per checker (witnessed, accepted):", ""]
-    for name, s in summary.scores.items():
+    for name, s in {**summary.scores, **({GATE_ROW: gate} if gate is not None else {})}.items():
         esc = s.escaped
         lines.append(f"- {name}: {len(esc)}" + (f" (e.g. {', '.join(f'`{m}`' for m in esc[:5])})" if esc else ""))
     missing = {n: s.missing_inputs for n, s in summary.scores.items() if s.missing_inputs}
