@@ -30,7 +30,7 @@ from rich.table import Table
 
 from mutagym.rewards.generators import families_for, generate
 from mutagym.rewards.shapes import CASE_SECONDS, budget, cost, shape_classes
-from mutagym.rewards.validity import comparator_for
+from mutagym.rewards.judging import comparator_for
 from mutagym.runtime import RunCase, compile
 from mutagym.substrates import list_problems, load_problem
 

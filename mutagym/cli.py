@@ -49,7 +49,7 @@ def cmd_problems(args) -> int:
 # ---------------------------------------------------------------------------------- run
 def cmd_run(args) -> int:
     from mutagym.rewards.generators import generate
-    from mutagym.rewards.validity import comparator_for
+    from mutagym.rewards.judging import build_fault, comparator_for, judge_kernel
     from mutagym.runtime import SubmissionError, compile
     from mutagym.substrates.catalog import load_problem
     problem = load_problem(args.problem)
@@ -57,40 +57,34 @@ def cmd_run(args) -> int:
     try:
         kernel = compile(source, backend=args.backend)
     except SubmissionError as err:
-        console.print(f"[red]rejected:[/red] {err}")
+        console.print(f"[red]rejected ({build_fault(err)}):[/red] {err}")
         if err.log:
             console.print(err.log)
         return 2
     gen = generate(problem, args.generator, preset=args.shape, seed=args.seed)
-    result = kernel.run(gen.inputs, problem.output_specs(gen.dims), gen.dims, problem.scalar_values(),
-                        schedule=args.schedule, timeout_s=args.timeout)
-    comparator = comparator_for(problem)
+    [case] = judge_kernel(kernel, problem, [gen], comparator_for(problem), (args.schedule,),
+                          timeout_s=args.timeout)[args.schedule]
     record = {"kernel": args.kernel, "problem": problem.id, "input": gen.id, "backend": kernel.backend,
-              "schedule": args.schedule, "outcome": result.outcome, "message": result.message,
-              "outputs": {}}
-    if result.ok:
-        ref = problem.reference_outputs(gen.inputs, problem.scalar_values())
-        for name, expected in ref.items():
-            c = comparator.compare(result.outputs[name], expected)
-            record["outputs"][name] = {"passed": c.passed, "max_abs": c.max_abs, "max_rel": c.max_rel,
-                                       "mismatch_ratio": c.mismatch_ratio, "message": c.message}
-    passed = result.ok and all(o["passed"] for o in record["outputs"].values())
-    record["passed"] = passed
+              "schedule": args.schedule, "outcome": case.outcome, "message": case.message,
+              "passed": case.passed,
+              "outputs": {o.name: {"passed": o.passed, "max_abs": o.max_abs, "max_rel": o.max_rel,
+                                   "mismatch_ratio": o.mismatch_ratio, "message": o.message}
+                          for o in case.outputs}}
     if args.json:
         print(json.dumps(record, indent=2))
     else:
-        table = Table(title=f"{args.kernel} on {gen.id} ({kernel.backend}, {args.schedule})")
+        table = Table(title=f"{args.kernel} on {gen.id} ({kernel.backend}, {args.schedule}): {case.outcome}")
         for col in ("output", "verdict", "max abs err", "max rel err", "mismatched", "note"):
             table.add_column(col)
-        if not result.ok:
-            table.add_row("-", f"[red]{result.outcome}[/red]", "-", "-", "-", result.message)
+        if not case.outputs:
+            table.add_row("-", f"[red]{case.outcome}[/red]", "-", "-", "-", case.message)
         for name, o in record["outputs"].items():
             table.add_row(name, "[green]pass[/green]" if o["passed"] else "[red]fail[/red]",
                           f"{o['max_abs']:.3g}", f"{o['max_rel']:.3g}", f"{o['mismatch_ratio']:.2%}", o["message"])
         console.print(table)
-        if result.stdout:
-            console.print(f"device printf:\n{result.stdout}")
-    return 0 if passed else 1
+        if case.stdout:
+            console.print(f"device printf:\n{case.stdout}")
+    return 0 if case.passed else 1
 
 
 # ---------------------------------------------------------------------------------- prompt

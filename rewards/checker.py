@@ -48,6 +48,7 @@ from ..substrates.catalog import Problem, load_problem
 from .comparator import Comparator
 from .generators import ALL_GENERATORS, GeneratedInput, generate, scale_inputs
 from .input_cache import InputCache
+from .judging import OK, WRONG, CaseJudgement, build_fault, judge_kernel, judge_result, shared_cache
 
 __all__ = ["CheckerError", "CheckerVersion", "ComparatorSpec", "InputRef", "InputVerdict",
            "UnknownCheckerError", "VOLATILE_PROVENANCE", "Verdict", "crossed", "default_checker",
@@ -370,8 +371,8 @@ def crossed(inputs_from: CheckerVersion, comparator_from: CheckerVersion) -> Che
 
 @dataclass(frozen=True)
 class InputVerdict:
-    """One input's result: `outcome` is the run's outcome (`ok`, `memory_fault`, ...) and
-    `passed` whether every output matched; errors are the worst over the outputs."""
+    """One input's result: `outcome` is one of `judging.OUTCOMES` (`ok`, `wrong`, `memory_fault`,
+    ...), `passed` whether it is `ok`; errors are the worst over the outputs."""
 
     input_id: str
     passed: bool
@@ -386,12 +387,11 @@ class InputVerdict:
 class Verdict:
     """A checker's judgement of one kernel on one problem.
 
-    `outcome` is `ok` (accepted), `wrong` (ran, some output outside tolerance), the first run
-    outcome other than `ok` in suite order (`memory_fault`, `sync_error`, `timeout`, `crash`,
-    `forbidden_syscall`: a fault outranks a wrong answer), or `compile_error`. `inputs` has one
-    `InputVerdict` per suite input, in suite order; `message` explains the first failure.
-    `launch_error` (a launch plan the runtime refuses for an input: a zero grid, more threads
-    than the budget) is a kernel fault too.
+    `outcome` is one of `judging.OUTCOMES`: `ok` (accepted), the first kernel fault in suite
+    order (`launch_error`, `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall`: a
+    fault outranks a wrong answer), else `wrong`; `source_error` or `compile_error` when it did not
+    build. `inputs` has one `InputVerdict` per suite input, in suite order; `message` explains the
+    first failure.
     """
 
     accepted: bool
@@ -404,50 +404,24 @@ class Verdict:
 
 def _judge(checker: CheckerVersion, problem: Problem, generated: Sequence[GeneratedInput],
            results: Sequence[Any], references: Sequence[Mapping[str, np.ndarray]] | None = None) -> Verdict:
+    """The verdict on finished runs (`RunResult`s or outputs mappings), one per suite input."""
     comparator = checker.comparator_for(problem)
-    scalars = problem.scalar_values()
-    per_input: list[InputVerdict] = []
-    for k, (g, result) in enumerate(zip(generated, results)):
-        outcome, outputs, run_message = _unpack(result)
-        if outcome != "ok":
-            per_input.append(InputVerdict(g.id, False, outcome, float("inf"), float("inf"), 1.0,
-                                          f"{outcome}: {run_message}".rstrip(": ")))
-            continue
-        reference = (references[k] if references is not None
-                     else problem.reference_outputs(g.inputs, scalars, dims=g.dims))
-        passed, max_abs, max_rel, mismatch, messages = True, 0.0, 0.0, 0.0, []
-        for name, expected in reference.items():
-            if name not in outputs:
-                passed, max_abs, max_rel, mismatch = False, float("inf"), float("inf"), 1.0
-                messages.append(f"output {name!r} missing")
-                continue
-            cmp = comparator.compare(np.asarray(outputs[name]), expected)
-            passed &= cmp.passed
-            max_abs, max_rel = max(max_abs, cmp.max_abs), max(max_rel, cmp.max_rel)
-            mismatch = max(mismatch, cmp.mismatch_ratio)
-            if not cmp.passed:
-                messages.append(f"output {name!r}: {cmp.message}")
-        per_input.append(InputVerdict(g.id, passed, "ok", max_abs, max_rel, mismatch, "; ".join(messages)))
-    faults = [v for v in per_input if v.outcome != "ok"]
-    wrong = [v for v in per_input if not v.passed]
-    if faults:
-        outcome, first = faults[0].outcome, faults[0]
-    elif wrong:
-        outcome, first = "wrong", wrong[0]
-    else:
-        outcome, first = "ok", None
+    store = shared_cache()
+    cases = [judge_result(g.id, "", result, references[k] if references is not None else store.reference(problem, g),
+                          comparator) for k, (g, result) in enumerate(zip(generated, results))]
+    return _verdict(checker, problem, cases)
+
+
+def _verdict(checker: CheckerVersion, problem: Problem, cases: Sequence[CaseJudgement]) -> Verdict:
+    """A fault outranks a wrong answer; the first of either, in suite order, names the outcome."""
+    per_input = [InputVerdict(c.input_id, c.passed, c.outcome, c.max_abs, c.max_rel, c.mismatch_ratio, c.message)
+                 for c in cases]
+    faults = [v for v in per_input if v.outcome not in (OK, WRONG)]
+    wrong = [v for v in per_input if v.outcome == WRONG]
+    first = (faults or wrong or [None])[0]
+    outcome = first.outcome if first else OK
     message = f"input {first.input_id}: {first.message}" if first else ""
-    return Verdict(outcome == "ok", outcome, checker.version_id, problem.id, per_input, message)
-
-
-def _unpack(result: Any) -> tuple[str, Mapping[str, Any], str]:
-    """(outcome, outputs, message) of a `RunResult`-like object or a plain outputs mapping."""
-    if isinstance(result, Mapping):
-        return "ok", result, ""
-    outcome = getattr(result, "outcome", None)
-    if outcome is None:
-        raise TypeError(f"run_fn must return an outputs dict or a RunResult, got {type(result).__name__}")
-    return outcome, getattr(result, "outputs", {}) or {}, getattr(result, "message", "")
+    return Verdict(outcome == OK, outcome, checker.version_id, problem.id, per_input, message)
 
 
 def _problem(problem: str | Problem) -> Problem:
@@ -504,8 +478,8 @@ def evaluate_source_schedules(checker: CheckerVersion, problem: str | Problem, s
     try:
         kernel = compile(source, backend=backend)
     except SubmissionError as err:
-        return {s: _failed_everywhere(checker, p, refs, "compile_error", f"compile_error: {err}")
-                for s in schedules}
+        fault = build_fault(err)
+        return {s: _failed_everywhere(checker, p, refs, fault, f"{fault}: {err}") for s in schedules}
     return evaluate_kernel(checker, p, kernel, refs, schedules, timeout_s=timeout_s, cache=cache)
 
 
@@ -513,19 +487,12 @@ def evaluate_kernel(checker: CheckerVersion, problem: Problem, kernel, refs: Seq
                     schedules: Sequence[str], *, timeout_s: float = 30.0,
                     cache: InputCache | None = None) -> dict[str, Verdict]:
     """Judge a built kernel on `refs` under each schedule with `checker`'s comparator for
-    `problem`: the one place a kernel is run on a suite and compared with fp64."""
-    from ..runtime import LaunchError, RunCase
-
-    made = [(cache or InputCache(budget_bytes=0)).get(problem, r) for r in refs]
-    generated, references = [g for g, _ in made], [ref for _, ref in made]
-    scalars = problem.scalar_values()
-    cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in generated]
-    try:
-        runs = kernel.run_schedules(cases, list(schedules), timeout_s=timeout_s)
-    except LaunchError as err:   # the kernel's launch plan, not mutagym: a fault like any other
-        return {s: _failed_everywhere(checker, problem, refs, "launch_error", f"launch_error: {err}")
-                for s in schedules}
-    return {s: _judge(checker, problem, generated, runs[s], references) for s in schedules}
+    `problem` (`judging.judge_kernel`), one verdict per schedule."""
+    store = cache if cache is not None else shared_cache()
+    made = [store.get(problem, r) for r in refs]
+    judged = judge_kernel(kernel, problem, [g for g, _ in made], checker.comparator_for(problem), schedules,
+                          timeout_s=timeout_s, references=[ref for _, ref in made])
+    return {s: _verdict(checker, problem, cases) for s, cases in judged.items()}
 
 
 def _failed_everywhere(checker: CheckerVersion, problem: Problem, refs: Sequence[InputRef],

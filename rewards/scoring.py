@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 from .attribution import Attribution, attribute
 from .checker import CheckerVersion, crossed
 from .comparator import Comparator
-from .validity import comparator_for
+from .judging import comparator_for
 from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
 __all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
@@ -317,28 +317,6 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-class _SharedReference:
-    """A problem whose fp64 reference is computed once per distinct input: every correct kernel
-    and every checker that judges one input compares with the same reference."""
-
-    def __init__(self, problem: Any) -> None:
-        self._problem, self._memo = problem, {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._problem, name)
-
-    def reference_outputs(self, inputs: Mapping[str, np.ndarray], scalars: Mapping[str, Any] | None = None,
-                          *, dims: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
-        h = hashlib.sha256(repr((sorted((dims or {}).items()), sorted((scalars or {}).items()))).encode())
-        for name in sorted(inputs):
-            h.update(name.encode())
-            h.update(np.ascontiguousarray(inputs[name]).tobytes())
-        key = h.hexdigest()
-        if key not in self._memo:
-            self._memo[key] = self._problem.reference_outputs(inputs, scalars, dims=dims)
-        return self._memo[key]
-
-
 class CorrectRuns:
     """Outputs of every correct kernel (substrate and variants) of a problem on given inputs,
     each (kernel, input) run once and judged by any number of checkers.
@@ -352,29 +330,24 @@ class CorrectRuns:
 
     def __init__(self, *, backend: str = "cpu", timeout_s: float = 30.0) -> None:
         self.backend, self.timeout_s = backend, timeout_s
-        self._problems: dict[str, _SharedReference] = {}
         self._inputs: dict[tuple[str, str], Any] = {}                # (problem, input id) -> GeneratedInput
         self._kernels: dict[tuple[str, str], Any] = {}               # (problem, kernel) -> Kernel or error
         self._results: dict[tuple[str, str], dict[str, Any]] = {}    # (problem, kernel) -> input id -> result
-
-    def _problem(self, pid: str) -> _SharedReference:
-        from ..substrates.catalog import load_problem
-        if pid not in self._problems:
-            self._problems[pid] = _SharedReference(load_problem(pid))
-        return self._problems[pid]
 
     def _run(self, pid: str, refs: Sequence[Any]) -> list[str]:
         """The input ids of `refs`, after generating the new ones, computing their fp64 references
         and running every correct kernel of `pid` on them (one batch per kernel)."""
         from ..runtime import RunCase, SubmissionError, compile
-        problem = self._problem(pid)
+        from ..substrates.catalog import load_problem
+        from .judging import shared_cache
+        problem = load_problem(pid)
         scalars = problem.scalar_values()
         ids = []
         for r in refs:
             key = (pid, r.id_for(pid))
             if key not in self._inputs:
                 g = self._inputs[key] = r.generate(problem)
-                problem.reference_outputs(g.inputs, scalars, dims=g.dims)
+                shared_cache().reference(problem, g)
             ids.append(key[1])
         for name, source in problem.kernel_sources().items():
             key = (pid, name)
@@ -405,6 +378,7 @@ class CorrectRuns:
         """`(rejections, kernels checked)`: each correct kernel's verdict under `checker` that is
         not `accepted` is a false reject (a kernel that does not build is one, `compile_error`)."""
         from ..runtime import SubmissionError
+        from ..substrates.catalog import load_problem
         from .checker import _judge
         rejects, checked = [], 0
         for pid in problems:
@@ -412,7 +386,7 @@ class CorrectRuns:
             if not refs:
                 continue
             ids = self._run(pid, refs)
-            p = self._problem(pid)
+            p = load_problem(pid)
             for name in p.kernel_sources():
                 kernel, results = self._kernels[(pid, name)], self._results[(pid, name)]
                 checked += 1

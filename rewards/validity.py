@@ -22,49 +22,21 @@ before a correct fp32 kernel fails: the paper's x300 on a K = 4096 reduction is 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 from ..runtime import RunCase, SubmissionError, compile
 from ..substrates.catalog import Problem
-from .comparator import Comparator, identical
+from .comparator import Comparator
 from .generators import GeneratedInput, generate, scale_inputs
+from .input_cache import InputCache
+from .judging import CaseJudgement, comparator_for, judge_kernel, shared_cache, tolerance_used
 
-__all__ = ["CEILING_SCALES", "CeilingReport", "InputValidity", "check_validity", "comparator_for",
-           "tolerance_used", "validity_ceiling"]
+__all__ = ["CEILING_SCALES", "CeilingReport", "InputValidity", "check_validity", "validity_ceiling"]
 
 #: The scales the validity ceiling tries, in order (1, 3, 10, 30, ... 1e12).
 CEILING_SCALES: tuple[float, ...] = tuple(m * 10.0 ** e for e in range(13) for m in (1, 3))[:-1]
-
-
-def comparator_for(problem: Problem) -> Comparator:
-    """The problem's own tolerance as a `Comparator`."""
-    t = problem.spec.tolerance
-    return Comparator(atol=t.atol, rtol=t.rtol, matched_ratio=t.matched_ratio)
-
-
-def tolerance_used(out: np.ndarray, ref: np.ndarray, comparator: Comparator) -> float:
-    """The worst `|out - ref| / (atol + rtol |ref|)` over elements where `ref` is finite.
-
-    >>> round(tolerance_used(np.array([1.0, 2.005]), np.array([1.0, 2.0]), Comparator(1e-2, 0.0)), 6)
-    0.5
-    """
-    o = np.asarray(out, dtype=np.float64)
-    r = np.asarray(ref, dtype=np.float64)
-    if o.size == 0:
-        return 0.0
-    with np.errstate(invalid="ignore", over="ignore"):
-        used = np.abs(np.subtract(o, r))
-        budget = np.multiply(np.abs(r), comparator.rtol)
-        np.add(budget, comparator.atol, out=budget)
-        np.divide(used, np.maximum(budget, np.finfo(np.float64).tiny, out=budget), out=used)
-    worst = used.max()
-    if np.isfinite(worst):       # every element finite (the common case): no mask needed
-        return float(worst)
-    finite = np.isfinite(r) & np.isfinite(o)
-    return float(used[finite].max()) if finite.any() else 0.0
 
 
 @dataclass
@@ -88,6 +60,18 @@ class InputValidity:
     def id(self) -> str:
         return self.input.id
 
+    def record(self, kernel: str, case: CaseJudgement) -> None:
+        """Take one correct kernel's judgement of this input under one order."""
+        if not case.outputs:
+            self._fail(kernel, case.schedule, "", case.message)
+        for out in case.outputs:
+            if not out.passed:
+                self._fail(kernel, case.schedule, out.name, out.message)
+                continue
+            self.max_abs = max(self.max_abs, out.max_abs)
+            self.max_rel = max(self.max_rel, out.max_rel)
+            self.tolerance_used = max(self.tolerance_used, out.tolerance_used or 0.0)
+
     def _fail(self, kernel: str, schedule: str, output: str, message: str) -> None:
         self.failures.append((kernel, schedule, output, message))
         if self.valid:
@@ -98,57 +82,43 @@ class InputValidity:
 
 def check_validity(problem: Problem, inputs: Sequence[GeneratedInput], comparator: Comparator | None = None,
                    *, backend: str = "cpu", schedules: Sequence[str] = ("ascending",),
-                   timeout_s: float = 30.0, references: Sequence[dict] | None = None) -> list[InputValidity]:
+                   timeout_s: float = 30.0, references: Sequence[dict] | None = None,
+                   cache: InputCache | None = None, kernels: Mapping[str, Any] | None = None
+                   ) -> list[InputValidity]:
     """The validity of each of `inputs` for `comparator` (default: the problem's tolerance).
 
     Every correct kernel of `problem` is compiled once and runs all inputs in one batch under
-    each schedule. A correct kernel that does not build raises `SubmissionError` naming it (the
-    catalog is broken; no input can be judged). `references` may pass precomputed fp64 outputs.
+    each schedule (`judging.judge_kernel`). A correct kernel that does not build raises
+    `SubmissionError` naming it (the catalog is broken; no input can be judged). `references` may
+    pass precomputed fp64 outputs, else they come from `cache` (default: the shared one); `kernels`
+    may pass the correct kernels already built (name -> kernel), as verification does.
     """
     comparator = comparator or comparator_for(problem)
     inputs = list(inputs)
-    scalars = problem.scalar_values()
-    if references is None:
-        references = [problem.reference_outputs(g.inputs, scalars) for g in inputs]
     verdicts = [InputValidity(g) for g in inputs]
     if not inputs:
         return verdicts
+    store = cache if cache is not None else shared_cache()
+    references = list(references) if references is not None else [store.reference(problem, g) for g in inputs]
+    scalars = problem.scalar_values()
     cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in inputs]
-    for name, source in problem.kernel_sources().items():
-        try:
-            kernel = compile(source, backend=backend)
-        except SubmissionError as err:
-            raise SubmissionError(f"problem {problem.id!r}: correct kernel {name!r} does not build: "
-                                  f"{err}") from err
-        first: dict[int, tuple[dict, list]] = {}   # case -> outputs and failures of its first schedule
-        for schedule, results in kernel.run_schedules(cases, schedules, timeout_s=timeout_s).items():
-            for i, (verdict, ref, result) in enumerate(zip(verdicts, references, results)):
-                if not result.ok:
-                    verdict._fail(name, schedule, "", f"{result.outcome}: {result.message}")
-                elif i in first and identical(first[i][0], result.outputs):
-                    for out_name, message in first[i][1]:     # the maxima cannot change
-                        verdict._fail(name, schedule, out_name, message)
-                else:
-                    first.setdefault(i, (result.outputs, _judge(verdict, name, schedule, ref, result.outputs,
-                                                               comparator)))
+    for name, kernel in (kernels.items() if kernels is not None else _built(problem, backend)):
+        judged = judge_kernel(kernel, problem, inputs, comparator, schedules, timeout_s=timeout_s,
+                              references=references, cases=cases, measure=True)
+        for cases_judged in judged.values():
+            for verdict, case in zip(verdicts, cases_judged):
+                verdict.record(name, case)
     return verdicts
 
 
-def _judge(verdict: InputValidity, kernel: str, schedule: str, refs: dict, outputs: dict,
-           comparator: Comparator) -> list[tuple[str, str]]:
-    """Compare each output, record failures and legitimate error in `verdict`; the failures."""
-    failed = []
-    for out_name, expected in refs.items():
-        out = outputs[out_name]
-        cmp = comparator.compare(out, expected)
-        if not cmp.passed:
-            verdict._fail(kernel, schedule, out_name, cmp.message)
-            failed.append((out_name, cmp.message))
-            continue
-        verdict.max_abs = max(verdict.max_abs, cmp.max_abs)
-        verdict.max_rel = max(verdict.max_rel, cmp.max_rel)
-        verdict.tolerance_used = max(verdict.tolerance_used, tolerance_used(out, expected, comparator))
-    return failed
+def _built(problem: Problem, backend: str):
+    """(name, kernel) of every correct kernel of `problem`; one that does not build is the catalog's bug."""
+    for name, source in problem.kernel_sources().items():
+        try:
+            yield name, compile(source, backend=backend)
+        except SubmissionError as err:
+            raise SubmissionError(f"problem {problem.id!r}: correct kernel {name!r} does not build: "
+                                  f"{err}") from err
 
 
 @dataclass

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import RunCase, SubmissionError, compile
+from ..runtime import SubmissionError, compile
 from ..substrates.catalog import Problem
 from .generators import generate
-from .validity import comparator_for, tolerance_used
+from .judging import comparator_for
+from .validity import check_validity
 
 VERIFY_GENERATORS = ("uniform01", "normal", "sign_mixed", "large_offset", "affine_perturbed")
 
@@ -66,36 +67,28 @@ def verification_inputs(problem: Problem, generators=VERIFY_GENERATORS, min_inpu
 
 def verify_problem(problem: Problem, *, backend: str = "cpu", generators=VERIFY_GENERATORS,
                    schedules=("ascending",), timeout_s: float = 30.0) -> ProblemVerification:
-    """Run every correct kernel of `problem` on the verification inputs; collect failures."""
-    comparator = comparator_for(problem)
+    """Run every correct kernel of `problem` on the verification inputs (the validity gate's
+    runs); collect every failure and the largest legitimate error."""
     inputs = verification_inputs(problem, generators)
-    references = [problem.reference_outputs(g.inputs, problem.scalar_values()) for g in inputs]
-    cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, problem.scalar_values()) for g in inputs]
     sources = problem.kernel_sources()
     report = ProblemVerification(problem.id, list(sources), len(inputs))
+    kernels = {}
     for name, source in sources.items():
         try:
-            kernel = compile(source, backend=backend)
+            kernels[name] = compile(source, backend=backend)
         except SubmissionError as err:
             report.failures.append(KernelFailure(problem.id, name, "(build)", str(err)))
-            continue
-        for schedule in schedules:
-            for g, ref, result in zip(inputs, references, kernel.run_batch(cases, schedule=schedule,
-                                                                              timeout_s=timeout_s)):
-                report.runs += 1
-                tag = f"{g.id} ({schedule})" if len(schedules) > 1 else g.id
-                if not result.ok:
-                    report.failures.append(KernelFailure(problem.id, name, tag, f"{result.outcome}: {result.message}"))
-                    continue
-                for out_name, expected in ref.items():
-                    cmp = comparator.compare(result.outputs[out_name], expected)
-                    if not cmp.passed:
-                        report.failures.append(KernelFailure(problem.id, name, tag, f"output {out_name!r}: {cmp.message}"))
-                        continue
-                    report.max_abs = max(report.max_abs, cmp.max_abs)
-                    report.max_rel = max(report.max_rel, cmp.max_rel)
-                    report.tolerance_used = max(report.tolerance_used,
-                                                tolerance_used(result.outputs[out_name], expected, comparator))
+    verdicts = check_validity(problem, inputs, backend=backend, schedules=schedules, timeout_s=timeout_s,
+                              kernels=kernels)
+    report.runs = len(kernels) * len(inputs) * len(schedules)
+    for v in verdicts:
+        for kernel, schedule, output, message in v.failures:
+            tag = f"{v.id} ({schedule})" if len(schedules) > 1 else v.id
+            detail = f"output {output!r}: {message}" if output else message
+            report.failures.append(KernelFailure(problem.id, kernel, tag, detail))
+        report.max_abs = max(report.max_abs, v.max_abs)
+        report.max_rel = max(report.max_rel, v.max_rel)
+        report.tolerance_used = max(report.tolerance_used, v.tolerance_used)
     report.degenerate = degenerate_reasons(problem)
     return report
 

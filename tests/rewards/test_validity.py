@@ -7,7 +7,8 @@ import numpy as np
 import mutagym.rewards.validity as validity_module
 from mutagym.rewards.comparator import Comparator
 from mutagym.rewards.generators import generate
-from mutagym.rewards.validity import check_validity, tolerance_used, validity_ceiling
+from mutagym.rewards.judging import tolerance_used
+from mutagym.rewards.validity import check_validity, validity_ceiling
 from mutagym.substrates.catalog import load_problem
 
 
