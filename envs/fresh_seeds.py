@@ -4,7 +4,8 @@ Each input of the suite keeps its generator and shape preset and gets a seed der
 and a counter (sha256), so the draws are unpredictable without the secret and reproducible with it.
 A drawn input is used only after the validity gate passed it for the checker's comparator (every
 correct kernel of the problem passes it), so fresh seeds never turn into false rejects. Inputs are
-gated in batches and each is used once.
+gated in batches and each is used once; the draws a whole trainer batch needs are gated together
+(`redraw_many`: one run of each correct kernel per problem), which is what keeps gating cheap.
 
 >>> from mutagym.rewards.checker import load_checker
 >>> fresh = FreshSuites(secret=7)
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Sequence
 
 from ..rewards.checker import CheckerVersion, InputRef
 from ..rewards.input_cache import InputCache
@@ -53,7 +55,66 @@ class FreshSuites:
                batch: int | None = None) -> list[InputRef]:
         """Each of `refs` with a new seed (same generator and shape), gated valid for `checker`'s
         comparator of `problem`, *batch* draws at a time (default: the suites' `batch`)."""
-        return [self._next(checker, problem, ref, batch or self.batch) for ref in refs]
+        [drawn] = self.redraw_many([(checker, problem, refs, batch)])
+        missing = next((ref for ref, d in zip(refs, drawn) if d is None), None)
+        if missing is not None:
+            raise FreshSeedError(f"problem {problem!r}: no fresh {missing.generator}/{missing.preset} input "
+                                 f"passed the validity gate in {self.max_rounds} rounds of draws")
+        return drawn
+
+    def redraw_many(self, requests: Sequence[tuple[CheckerVersion, str, list[InputRef], int | None]]
+                    ) -> list[list[InputRef | None]]:
+        """`redraw` for each `(checker, problem, refs, batch)` request, with None for a ref no draw
+        of which passed the gate in `max_rounds` rounds. Every draw that is needed is gated in one
+        run of the correct kernels per problem and tolerance (a trainer's batch of kernels shares
+        it), and every request gets draws of its own."""
+        wanted = [(self._key(checker, problem, ref), checker, problem, ref, batch or self.batch)
+                  for checker, problem, refs, batch in requests for ref in refs]
+        need: dict[tuple, int] = {}
+        for key, *_ in wanted:
+            need[key] = need.get(key, 0) + 1
+        how = {key: (checker, problem, ref, batch) for key, checker, problem, ref, batch in wanted}
+        for _ in range(self.max_rounds):
+            short = {key: n - len(self._ready.setdefault(key, deque())) for key, n in need.items()
+                     if len(self._ready.setdefault(key, deque())) < n}
+            if not short:
+                break
+            self._gate({key: (*how[key], max(how[key][3], n)) for key, n in short.items()})
+        out, k = [], 0
+        for _, _, refs, _ in requests:
+            out.append([])
+            for _ in refs:
+                ready = self._ready[wanted[k][0]]
+                out[-1].append(ready.popleft() if ready else None)
+                k += 1
+        return out
+
+    def _key(self, checker: CheckerVersion, problem: str, ref: InputRef) -> tuple:
+        c = checker.comparator_for(problem)
+        return (problem, ref.generator, ref.preset, c.atol, c.rtol, c.matched_ratio)
+
+    def _gate(self, draws: dict[tuple, tuple[CheckerVersion, str, InputRef, int, int]]) -> None:
+        """Draw `count` new seeds of each key's pattern and add the valid ones to its ready queue:
+        one `check_validity` per problem and comparator over every draw."""
+        groups: dict[tuple, list] = {}
+        for key, (checker, problem, ref, _, count) in draws.items():
+            start = self._counter.get(key, 0)
+            self._counter[key] = start + count
+            p = load_problem(problem)
+            for n in range(start, start + count):
+                r = InputRef(generator=ref.generator, preset=ref.preset, seed=self._seed(key, n))
+                try:
+                    g, refs = self.cache.get(p, r)
+                except ValueError:   # a shape-class seed whose draw misses its class: not a candidate
+                    continue
+                groups.setdefault((problem, key[3:]), (checker, []))[1].append((key, r, g, refs))
+        for (problem, _), (checker, made) in groups.items():
+            verdicts = check_validity(load_problem(problem), [g for _, _, g, _ in made],
+                                      checker.comparator_for(problem), backend=self.backend,
+                                      references=[refs for *_, refs in made], cache=self.cache)
+            for (key, r, _, _), v in zip(made, verdicts):
+                if v.valid:
+                    self._ready[key].append(r)
 
     def pick(self, problem: str, choices: list, k: int) -> list:
         """`k` of `choices` (without repeats), chosen anew by the secret stream at every call."""
@@ -62,29 +123,3 @@ class FreshSuites:
         self._counter[key] = n + 1
         order = sorted(range(len(choices)), key=lambda i: self._seed(key, (n, i)))
         return [choices[i] for i in order[:k]]
-
-    def _next(self, checker: CheckerVersion, problem: str, ref: InputRef, batch: int) -> InputRef:
-        c = checker.comparator_for(problem)
-        key = (problem, ref.generator, ref.preset, c.atol, c.rtol, c.matched_ratio)
-        ready = self._ready.setdefault(key, deque())
-        rounds = 0
-        while not ready:
-            if rounds == self.max_rounds:
-                raise FreshSeedError(f"problem {problem!r}: no fresh {ref.generator}/{ref.preset} input "
-                                     f"passed the validity gate in {rounds * batch} draws")
-            rounds += 1
-            start = self._counter.get(key, 0)
-            self._counter[key] = start + batch
-            drawn = [InputRef(generator=ref.generator, preset=ref.preset, seed=self._seed(key, n))
-                     for n in range(start, start + batch)]
-            p = load_problem(problem)
-            made = []
-            for r in drawn:
-                try:
-                    made.append((r, *self.cache.get(p, r)))
-                except ValueError:   # a shape-class seed whose draw misses its class: not a candidate
-                    continue
-            verdicts = check_validity(p, [g for _, g, _ in made], c, backend=self.backend,
-                                      references=[refs for _, _, refs in made]) if made else []
-            ready.extend(r for (r, _, _), v in zip(made, verdicts) if v.valid)
-        return ready.popleft()

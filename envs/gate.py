@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from dataclasses import dataclass
 
@@ -105,13 +105,36 @@ class RewardGate:
                 FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
-    def later_stages(self, problem: str) -> Iterator[tuple[str, CheckerVersion, list[InputRef]]]:
-        """(stage, checker whose comparator judges it, inputs) of the stages after the suite, in
-        order and lazily: the fresh inputs, drawn anew at every call and validity-gated here, are
-        made only when asked for, so the pool's runs can be under way meanwhile."""
+    def pool_stage(self, problem: str) -> tuple[str, CheckerVersion, list[InputRef]]:
+        """(stage, checker whose comparator judges it, inputs) of the pool of record."""
         pool = self.pools.get(problem).checker()
-        yield "pool", pool, pool.inputs_for(problem)
-        yield "fresh", pool, self.fresh_inputs(problem)
+        return "pool", pool, pool.inputs_for(problem)
+
+    def fresh_stages(self, problems: Sequence[str]) -> list[tuple[str, CheckerVersion, list[InputRef]] | FreshSeedError]:
+        """The fresh stage of one evaluation per entry of `problems` (a trainer's batch names a
+        problem once per kernel), drawn anew at every call (see `fresh_inputs`): every draw the
+        batch needs is validity-gated in one run of the correct kernels per problem. An entry whose
+        suite or pool pattern found no valid draw is a `FreshSeedError` (mutagym's failure)."""
+        plans = [self._fresh_plan(problem) for problem in problems]
+        requests = []
+        for problem, (pool, patterns, shapes) in zip(problems, plans):
+            requests.append((pool, problem, patterns, None))
+            requests += [(pool, problem, [shape], 1) for shape in shapes]
+        drawn = iter(self.fresh.redraw_many(requests))
+        stages: list = []
+        for problem, (pool, patterns, shapes) in zip(problems, plans):
+            inputs = next(drawn)
+            for shape in shapes:
+                [r] = next(drawn)
+                if r is None:    # no valid draw of this pattern: never offer it again
+                    self._unusable.add((problem, (shape.generator, shape.preset[1:])))
+                else:
+                    inputs.append(r)
+            lost = next((ref for ref, r in zip(patterns, inputs) if r is None), None)
+            stages.append(("fresh", pool, inputs) if lost is None else FreshSeedError(
+                f"problem {problem!r}: no fresh {lost.generator}/{lost.preset} input passed the validity "
+                f"gate in {self.fresh.max_rounds} rounds of draws"))
+        return stages
 
     def fresh_inputs(self, problem: str) -> list[InputRef]:
         """Fresh, validity-gated draws, each judged at the problem's tolerance: one of each suite
@@ -119,19 +142,22 @@ class RewardGate:
         witness; the fixed inputs stay in stage 1), `FRESH_POOL_PATTERNS` patterns of the pool, and
         `FRESH_SHAPE_PATTERNS` shape classes, each with a value family or an ordinary generator
         (both chosen by the secret stream)."""
+        [stage] = self.fresh_stages([problem])
+        if isinstance(stage, FreshSeedError):
+            raise stage
+        return stage[2]
+
+    def _fresh_plan(self, problem: str) -> tuple[CheckerVersion, list[InputRef], list[InputRef]]:
+        """(the pool's checker, the patterns to redraw, the shape-class patterns) of one evaluation."""
         pool = self.pools.get(problem).checker()
         patterns = {(r.generator, r.preset): r for r in self.checker.inputs_for(problem)}
         pool_patterns = sorted({(r.generator, r.preset) for r in pool.inputs_for(problem)} - set(patterns))
         for pick in self.fresh.pick(problem, pool_patterns, FRESH_POOL_PATTERNS):
             patterns[pick] = InputRef(generator=pick[0], preset=pick[1])
-        drawn = self.fresh.redraw(pool, problem, list(patterns.values()))
         usable = [p for p in _shape_patterns(problem) if (problem, p) not in self._unusable]
-        for generator, cls in self.fresh.pick(problem, usable, FRESH_SHAPE_PATTERNS):
-            try:
-                drawn += self.fresh.redraw(pool, problem, [InputRef(generator=generator, preset=f"@{cls}")], batch=1)
-            except FreshSeedError:   # no valid draw of this pattern: never offer it again
-                self._unusable.add((problem, (generator, cls)))
-        return drawn
+        shapes = [InputRef(generator=g, preset=f"@{cls}")
+                  for g, cls in self.fresh.pick(problem, usable, FRESH_SHAPE_PATTERNS)]
+        return pool, list(patterns.values()), shapes
 
     def contract(self, problem: str) -> dict:
         """What is judged, as the prompt and `info` state it: tolerances by stage, shapes, value

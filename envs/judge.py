@@ -311,18 +311,30 @@ class Judge:
             else:
                 out[k] = self._gate_judgement(problem, suite_result)
         later: dict[int, list] = {k: [] for k in passed}
-        stages = {k: self.gate.later_stages(items[k][1]) for k in passed}
-        for _ in ("pool", "fresh"):   # every kernel's pool runs are sent before any fresh draw is made
-            for k in list(later):
-                source, problem = items[k]
-                try:
-                    name, checker, refs = next(stages[k])
-                except (FreshSeedError, InfrastructureError) as err:
-                    out[k] = self._fail("infra_error", problem, f"the gate's fresh stage: {err}")
-                    del later[k]
-                    continue
-                later[k].append((name, checker, refs, self._run_stage(checker, problem, source, refs,
-                                                                      self.prescreen, split=len(passed) == 1)))
+        split = len(passed) == 1
+
+        def send(k: int, stage_name: str, stage) -> None:
+            source, problem = items[k]
+            if isinstance(stage, Exception):
+                out[k] = self._fail("infra_error", problem, f"the gate's {stage_name} stage: {stage}")
+                del later[k]
+                return
+            name, checker, refs = stage
+            later[k].append((name, checker, refs, self._run_stage(checker, problem, source, refs,
+                                                                  self.prescreen, split=split)))
+
+        for k in list(later):      # every kernel's pool runs are sent before the fresh draws are made
+            try:
+                stage = self.gate.pool_stage(items[k][1])
+            except InfrastructureError as err:
+                stage = err
+            send(k, "pool", stage)
+        try:
+            fresh = self.gate.fresh_stages([items[k][1] for k in later])
+        except (FreshSeedError, InfrastructureError) as err:
+            fresh = [err] * len(later)
+        for k, stage in zip(list(later), fresh):
+            send(k, "fresh", stage)
         for k, runs in later.items():
             source, problem = items[k]
             results = passed[k]
