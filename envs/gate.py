@@ -46,10 +46,11 @@ FRESH_POOL_PATTERNS = 4
 FRESH_SHAPE_PATTERNS = 2
 #: Ordinary dense-random generators a shape class is paired with, besides the value families.
 ORDINARY = ("normal", "sign_mixed")
-#: Fresh draws validity-gated at once per pattern: one run of the correct kernels (a child process
-#: each) serves this many evaluations, so the gating costs the judge little per step. A shape
-#: class pattern recurs rarely (there are hundreds), so it is gated one draw at a time.
-FRESH_BATCH = 16
+#: Fresh draws validity-gated at least per pattern whose ready draws ran out. Every draw an
+#: evaluation (or a trainer's batch) needs is gated in one run of the correct kernels, so a larger
+#: batch saves no run; it only gates draws ahead, which a short run never uses. Two keeps a spare
+#: for a pattern whose draws are sometimes invalid (another round would be another run).
+FRESH_BATCH = 2
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from typing import Any
 from ..rewards.checker import (CheckerVersion, Verdict, default_checker, evaluate_source_schedules,
                                load_checker)
 from ..rewards.input_cache import InputCache
+from ..rewards.judging import BUILD_FAULTS, RUN_FAULTS
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .gate import FRESH_BATCH, RewardGate, decide
@@ -42,7 +43,6 @@ __all__ = ["CATEGORIES", "Judge", "Judgement", "LeakageLedger", "MAX_SOURCE_CHAR
 CATEGORIES = ("source_error", "compile_error", "runtime_fault", "wrong", "correct", "infra_error")
 #: The longest submission judged; longer texts are a source error (a kernel fits in far less).
 MAX_SOURCE_CHARS = 65536
-_FAULTS = {"memory_fault", "sync_error", "timeout", "crash", "forbidden_syscall", "launch_error"}
 
 
 @dataclass(frozen=True)
@@ -163,11 +163,12 @@ class _Memo:
 
 
 def _category(verdict: Verdict) -> str:
+    """The reward category of a verdict's outcome (`rewards.judging.OUTCOMES`)."""
     if verdict.accepted:
         return "correct"
-    if verdict.outcome == "compile_error":
-        return "compile_error"
-    return "runtime_fault" if verdict.outcome in _FAULTS else "wrong"
+    if verdict.outcome in BUILD_FAULTS:
+        return verdict.outcome
+    return "runtime_fault" if verdict.outcome in RUN_FAULTS else "wrong"
 
 
 def _finite(x: float) -> float | None:

@@ -30,7 +30,8 @@ from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef
 from ..mutants.killmatrix import KillMatrixSettings, candidate_inputs
 from ..rewards.generators import parse_input_id
 from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS  # noqa: F401 - re-exported
-from ..rewards.validity import check_validity, comparator_for
+from ..rewards.judging import comparator_for
+from ..rewards.validity import check_validity
 from ..substrates.catalog import Problem, load_problem
 
 __all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "PoolRegistry", "ProblemPool",
