@@ -6,14 +6,15 @@ the validity gate (`rewards.validity`) against the fp64 reference; the driver pu
 and their references in Ray's object store once. One Ray task per mutant (or per `inputs_per_task`
 chunk) compiles the mutant once and runs its inputs in one batch (buffers laid out once, one run
 per schedule); a schedule whose outputs are bitwise those of an earlier one copies that cell's
-comparison. Each cell gets one outcome:
+comparison. Each cell gets one outcome of the judging core's vocabulary (`rewards.judging`), the
+same a submitted kernel gets:
 
 | outcome | meaning |
 | --- | --- |
-| `killed` | the run finished and the comparator rejects an output |
-| `survived` | the run finished and every output passes |
-| `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall` | the runtime's outcome |
-| `compile_error`, `launch_error` | the mutant does not build, or its launch plan is refused |
+| `wrong` | the run finished and the comparator rejects an output: the mutant is killed |
+| `ok` | the run finished and every output passes: the mutant survived this cell |
+| `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall` | how the run ended |
+| `source_error`, `compile_error`, `launch_error` | the mutant does not build, or its launch plan is refused |
 
 with the comparator's statistics (max abs, max rel error, mismatch ratio; inf where the output has
 NaN/Inf and the reference is finite; null when the run produced no output).
@@ -54,6 +55,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS
+from ..rewards.judging import BUILD_FAULTS, OK, OUTCOMES
 from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
@@ -61,8 +63,10 @@ __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResul
            "candidate_inputs", "ceilings_table", "load_mutants", "run_killmatrix", "run_task",
            "settings_table", "shape_class_table", "shape_classes_for", "summarize_shapes", "summary_table"]
 
-CELL_OUTCOMES = ("killed", "survived", "memory_fault", "sync_error", "timeout", "crash",
-                 "forbidden_syscall", "compile_error", "launch_error")
+#: A cell's outcomes: the judging core's (`ok`: survived, `wrong`: killed, and the kernel faults).
+CELL_OUTCOMES = OUTCOMES
+#: The cells' format: part files of another format are computed again, never reused.
+CELL_FORMAT = 2
 
 OUTCOMES_SCHEMA = pa.schema([
     ("mutant_id", pa.string()), ("input_id", pa.string()), ("schedule", pa.string()),
@@ -163,7 +167,7 @@ class KillMatrixSettings:
         >>> KillMatrixSettings(shape_classes=()).fingerprint() == KillMatrixSettings().fingerprint()
         True
         """
-        key = {"backend": self.backend, "timeout_s": self.timeout_s}
+        key = {"backend": self.backend, "timeout_s": self.timeout_s, "cells": CELL_FORMAT}
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -275,11 +279,12 @@ def _read_only_copy(array: np.ndarray) -> np.ndarray:
 
 
 def run_task(task: _Task, bundles: dict) -> dict:
-    """Run one task on a worker: compile the mutant once, run its cells; kernel faults are outcomes.
-    A task's schedules run over the union of its inputs (they differ only on a resumed run)."""
-    from ..rewards.comparator import Comparator, identical
+    """Run one task on a worker: compile the mutant once, judge its cells through the judging core
+    (`rewards.judging.judge_cases`); kernel faults are outcomes. A task's schedules run over the
+    union of its inputs (they differ only on a resumed run)."""
+    from ..rewards.comparator import Comparator
+    from ..rewards.judging import build_fault, judge_cases
     from ..runtime import SubmissionError, compile
-    from ..runtime.errors import LaunchError
 
     if task.pid_dir:
         Path(task.pid_dir, f"{task.mutant_id}.{os.getpid()}").touch()
@@ -289,58 +294,27 @@ def run_task(task: _Task, bundles: dict) -> dict:
         bundle = ray.get(bundle)
     ids = bundle["ids"]
     cases, refs = _prepared_problem(bundle)
-    comparator = Comparator(**bundle["comparator"])
-    rows = []
     try:
         kernel = compile(task.source, backend=task.backend)
     except SubmissionError as err:
-        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        for schedule, idx in task.cells:
-            rows += [_cell(task.mutant_id, ids[i], schedule, "compile_error", message=msg) for i in idx]
+        fault = build_fault(err)
+        msg = f"{fault}: {str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__}"
+        rows = [_cell(task.mutant_id, ids[i], schedule, fault, message=msg)
+                for schedule, idx in task.cells for i in idx]
         return {"rows": rows, "worker": worker_label()}
-    schedules = [s for s, _ in task.cells]
     union = sorted({i for _, idx in task.cells for i in idx})
-    try:
-        runs = kernel.run_schedules([cases[i] for i in union], schedules, timeout_s=task.timeout_s)
-        runs = {s: dict(zip(union, results)) for s, results in runs.items()}
-    except (LaunchError, SubmissionError):
-        runs = {s: {} for s in schedules}
-        for i in union:   # isolate the case whose launch plan is refused
-            try:
-                for s, [result] in kernel.run_schedules([cases[i]], schedules, timeout_s=task.timeout_s).items():
-                    runs[s][i] = result
-            except (LaunchError, SubmissionError) as err:
-                for s in schedules:
-                    runs[s][i] = str(err).strip().splitlines()[0]
-    first_run: dict[int, tuple[dict, dict]] = {}   # input index -> (outputs, cell) of its first schedule
+    judged = judge_cases(kernel, [ids[i] for i in union], [cases[i] for i in union], [refs[i] for i in union],
+                         Comparator(**bundle["comparator"]), [s for s, _ in task.cells],
+                         timeout_s=task.timeout_s, measure=True)
+    position = {i: k for k, i in enumerate(union)}
+    rows = []
     for schedule, idx in task.cells:
         for i in idx:
-            result = runs[schedule][i]
-            if isinstance(result, str):
-                rows.append(_cell(task.mutant_id, ids[i], schedule, "launch_error", message=result))
-            elif not result.ok:
-                rows.append(_cell(task.mutant_id, ids[i], schedule, result.outcome, message=result.message))
-            elif i in first_run and identical(first_run[i][0], result.outputs):
-                rows.append({**first_run[i][1], "schedule": schedule})
-            else:
-                rows.append(_compare(task.mutant_id, ids[i], schedule, result.outputs, refs[i], comparator))
-                first_run.setdefault(i, (result.outputs, rows[-1]))
+            case = judged[schedule][position[i]]
+            stats = ((case.max_abs, case.max_rel, case.mismatch_ratio, case.tol_needed, case.tol_needed_p99)
+                     if case.outputs else (None,) * 5)
+            rows.append(_cell(task.mutant_id, case.input_id, schedule, case.outcome, stats, case.message))
     return {"rows": rows, "worker": worker_label()}
-
-
-def _compare(mutant_id, input_id, schedule, outputs, refs, comparator) -> dict:
-    killed, messages = False, []
-    max_abs = max_rel = mismatch = need = need_p99 = 0.0
-    for name, expected in refs.items():
-        c, (n1, n99) = comparator.measure(outputs[name], expected, (1.0, 0.99))
-        max_abs, max_rel = max(max_abs, c.max_abs), max(max_rel, c.max_rel)
-        mismatch = max(mismatch, c.mismatch_ratio)
-        need, need_p99 = max(need, n1), max(need_p99, n99)
-        if not c.passed:
-            killed = True
-            messages.append(f"{name}: {c.message}" if len(refs) > 1 else c.message)
-    return _cell(mutant_id, input_id, schedule, "killed" if killed else "survived",
-                 (float(max_abs), float(max_rel), float(mismatch), need, need_p99), "; ".join(messages))
 
 
 # ---------------------------------------------------------------------------------- result
@@ -633,9 +607,9 @@ def _mutants_table(records: list[MutantRecord], outcomes: pa.Table) -> pa.Table:
     for mid, iid, outcome in zip(o["mutant_id"], o["input_id"], o["outcome"]):
         b = by_mutant[mid]
         b["cells"] += 1
-        if outcome == "survived":
+        if outcome == OK:
             b["survived"] += 1
-        elif outcome != "compile_error":     # a refused launch is input-dependent: it detects
+        elif outcome not in BUILD_FAULTS:    # a refused launch is input-dependent: it detects
             b["witnesses"].add(iid)
     rows = []
     for m in records:

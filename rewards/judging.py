@@ -49,7 +49,7 @@ from .input_cache import InputCache
 
 __all__ = ["BUILD_FAULTS", "CaseJudgement", "INFRA_ERROR", "KERNEL_FAULTS", "OK", "OUTCOMES",
            "OutputJudgement", "RUN_FAULTS", "WRONG", "build_fault", "comparator_for",
-           "judge_kernel", "judge_outputs", "judge_result", "shared_cache", "tolerance_used"]
+           "judge_cases", "judge_kernel", "judge_outputs", "judge_result", "shared_cache", "tolerance_used"]
 
 OK, WRONG = "ok", "wrong"
 #: A submission that never ran: it depends on no input.
@@ -213,32 +213,39 @@ def judge_result(input_id: str, schedule: str, result: Any, references: Mapping[
 def judge_kernel(kernel, problem: Problem, inputs: Sequence[GeneratedInput], comparator: Comparator,
                  schedules: Sequence[str] = ("ascending",), *, timeout_s: float = 30.0,
                  references: Sequence[Mapping[str, np.ndarray | Reference]] | None = None,
-                 cases: Sequence[RunCase] | None = None, measure: bool = False,
-                 cache: InputCache | None = None) -> dict[str, list[CaseJudgement]]:
-    """Each of `inputs` judged under each of `schedules`: schedule -> one `CaseJudgement` per input.
-
-    The buffers are laid out once for every schedule; a schedule whose outputs are bitwise those of
-    an earlier one reuses that comparison. A launch plan refused for some input is that input's
-    `launch_error` and the others still run. `references` default to `cache`'s (or the shared
-    cache's) for each input id; `cases` may pass prepared `RunCase`s (read-only inputs kept in
-    device memory by a kill-matrix worker)."""
+                 measure: bool = False, cache: InputCache | None = None) -> dict[str, list[CaseJudgement]]:
+    """Each of `inputs` judged under each of `schedules`: schedule -> one `CaseJudgement` per input
+    (see `judge_cases`). `references` default to `cache`'s (or the shared cache's) for each input."""
     inputs = list(inputs)
     if references is None:
         store = cache if cache is not None else _shared
         references = [store.reference(problem, g) for g in inputs]
-    if cases is None:
-        scalars = problem.scalar_values()
-        cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in inputs]
+    scalars = problem.scalar_values()
+    cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in inputs]
+    return judge_cases(kernel, [g.id for g in inputs], cases, references, comparator, schedules,
+                       timeout_s=timeout_s, measure=measure)
+
+
+def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
+                references: Sequence[Mapping[str, np.ndarray | Reference]], comparator: Comparator,
+                schedules: Sequence[str] = ("ascending",), *, timeout_s: float = 30.0,
+                measure: bool = False) -> dict[str, list[CaseJudgement]]:
+    """`cases` (named by `ids`) run under every schedule and judged against `references`.
+
+    The buffers are laid out once for every schedule; a schedule whose outputs are bitwise those of
+    an earlier one reuses that comparison. A launch plan refused for some case is that case's
+    `launch_error` and the others still run. A kill-matrix worker passes prepared cases (read-only
+    inputs it keeps in device memory) and prepared `Reference`s."""
     runs = _run(kernel, list(cases), list(schedules), timeout_s)
     out: dict[str, list[CaseJudgement]] = {}
-    first: dict[int, tuple[dict, CaseJudgement]] = {}   # input -> outputs and judgement of its first order
+    first: dict[int, tuple[dict, CaseJudgement]] = {}   # case -> outputs and judgement of its first order
     for schedule in schedules:
         judged = []
-        for i, (g, result) in enumerate(zip(inputs, runs[schedule])):
+        for i, (input_id, result) in enumerate(zip(ids, runs[schedule])):
             if not isinstance(result, str) and result.ok and i in first and identical(first[i][0], result.outputs):
                 judged.append(replace(first[i][1], schedule=schedule, stdout=result.stdout))
                 continue
-            judged.append(judge_result(g.id, schedule, result, references[i], comparator, measure=measure))
+            judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure))
             if judged[-1].outputs:
                 first.setdefault(i, (result.outputs, judged[-1]))
         out[schedule] = judged

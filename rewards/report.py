@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .judging import OK, WRONG
 from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed
 from .suites import bootstrap_interval, detection_rate
 
@@ -66,7 +67,7 @@ def plot_heatmap(km: KillMatrix, path: Path, problems: list[str] | None = None,
                 j = col.get(r["input_id"])
                 if j is None:
                     continue
-                v = 2 if r["outcome"] in FAULT_OUTCOMES else (1 if r["outcome"] == "killed" else 0)
+                v = 2 if r["outcome"] in FAULT_OUTCOMES else (1 if r["outcome"] == WRONG else 0)
                 M[i, j] = max(M[i, j], v)
         ax.imshow(M, aspect="auto", cmap=cmap, vmin=0, vmax=2, interpolation="nearest")
         ax.set_title(f"{p}: {len(muts)} mutants x {len(ids)} inputs")
@@ -131,7 +132,7 @@ def blind_band(km: KillMatrix, *, tolerance_presets: bool = True) -> list[dict[s
     problem_of = km.problem_of
     best: dict[tuple[str, str], dict] = {}
     for r in km.outcomes:
-        if r["outcome"] != "survived" or r["max_abs"] is None or not math.isfinite(r["max_abs"]):
+        if r["outcome"] != OK or r["max_abs"] is None or not math.isfinite(r["max_abs"]):
             continue
         p, preset = problem_of.get(r["mutant_id"]), r["input_id"].split(":")[2]
         cur = best.setdefault((p, preset), {"max_abs": -1.0})

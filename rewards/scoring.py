@@ -7,9 +7,9 @@ computed once re-scores exactly under any checker whose atol equals its rtol (ev
 
 | cell outcome | killed under a comparator with atol = rtol = t |
 | --- | --- |
-| `killed`, `survived` | `tol_needed > t` (matched ratio 1) or `tol_needed_p99 > t` (ratio 0.99) |
+| `wrong`, `ok` | `tol_needed > t` (matched ratio 1) or `tol_needed_p99 > t` (ratio 0.99) |
 | `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall`, `launch_error` | always |
-| `compile_error` | never (it depends on no input; such a mutant is never witnessed) |
+| `source_error`, `compile_error` | never (it depends on no input; such a mutant is never witnessed) |
 
 A checker *kills* a mutant when any of its suite inputs for the mutant's problem kills it in any
 schedule of the matrix. Its suite inputs are looked up by id among the matrix's valid inputs; ids
@@ -49,16 +49,17 @@ import pyarrow.parquet as pq
 from .attribution import Attribution, attribute
 from .checker import CheckerVersion, crossed
 from .comparator import Comparator
-from .judging import comparator_for
+from .judging import BUILD_FAULTS, OK, RUN_FAULTS, WRONG, comparator_for
 from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
 __all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
            "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs",
            "score_checker"]
 
-#: Cell outcomes that reject a mutant under any tolerance.
-FAULT_OUTCOMES = ("memory_fault", "sync_error", "timeout", "crash", "forbidden_syscall",
-                  "launch_error")
+#: Cell outcomes that reject a mutant under any tolerance: the runs that did not finish.
+FAULT_OUTCOMES = RUN_FAULTS
+#: Cell words of kill matrices written before the judging core's vocabulary, read as its words.
+LEGACY_OUTCOMES = {"killed": WRONG, "survived": OK}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,7 +130,7 @@ def load_killmatrix(source: str | os.PathLike | Any) -> KillMatrix:
     `outcomes.parquet`, `manifest.json`) or a `KillMatrixResult`.
 
     A folder missing a table raises `FileNotFoundError` naming the table and the command that
-    writes it.
+    writes it. Cells written with the earlier words (`killed`, `survived`) read as `wrong`, `ok`.
     """
     if hasattr(source, "outcomes") and hasattr(source, "mutants"):
         mutants = source.mutants.drop_columns(["source", "diff"]).to_pylist()
@@ -143,9 +144,11 @@ def load_killmatrix(source: str | os.PathLike | Any) -> KillMatrix:
     manifest_path = folder / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     columns = [c for c in pq.read_schema(folder / "mutants.parquet").names if c not in ("source", "diff")]
+    outcomes = pq.read_table(folder / "outcomes.parquet").to_pylist()
+    for row in outcomes:
+        row["outcome"] = LEGACY_OUTCOMES.get(row["outcome"], row["outcome"])
     return KillMatrix(folder, pq.read_table(folder / "mutants.parquet", columns=columns).to_pylist(),
-                      pq.read_table(folder / "inputs.parquet").to_pylist(),
-                      pq.read_table(folder / "outcomes.parquet").to_pylist(), manifest)
+                      pq.read_table(folder / "inputs.parquet").to_pylist(), outcomes, manifest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,23 +185,23 @@ def kill_rule(comparator: Comparator, matrix_comparator: Comparator | None = Non
 def cell_killed(row: Mapping[str, Any], column: str, threshold: float) -> bool:
     """Whether one kill-matrix cell rejects the mutant under the rule `kill_rule` gave.
 
-    >>> cell_killed({"outcome": "survived", "tol_needed": 2e-3}, "tol_needed", 1e-3)
+    >>> cell_killed({"outcome": "ok", "tol_needed": 2e-3}, "tol_needed", 1e-3)
     True
-    >>> cell_killed({"outcome": "killed", "tol_needed": 2e-3}, "tol_needed", 1e-2)
+    >>> cell_killed({"outcome": "wrong", "tol_needed": 2e-3}, "tol_needed", 1e-2)
     False
     >>> cell_killed({"outcome": "memory_fault", "tol_needed": None}, "tol_needed", 1e-2)
     True
     """
     outcome = row["outcome"]
-    if outcome == "compile_error":
+    if outcome in BUILD_FAULTS:
         return False
-    if outcome not in ("killed", "survived"):
+    if outcome not in (WRONG, OK):
         return True
     if column == "outcome":
-        return outcome == "killed"
+        return outcome == WRONG
     need = row.get(column)
     if need is None or (isinstance(need, float) and math.isnan(need)):
-        return outcome == "killed"          # a matrix without the column: its own verdict
+        return outcome == WRONG             # a matrix without the column: its own verdict
     return need > threshold
 
 

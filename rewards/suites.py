@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .judging import OK
+
 __all__ = ["DetectionReport", "HeldoutResult", "Rate", "Suite", "bootstrap_interval",
            "detection_rate", "exact_cover", "fill_budget", "greedy_cover", "hash_split", "heldout_evaluation",
            "killed_matrix", "select_suite"]
@@ -41,7 +43,7 @@ __all__ = ["DetectionReport", "HeldoutResult", "Rate", "Suite", "bootstrap_inter
 #: `exact="auto"` uses HiGHS when the candidate matrix has at most this many cells.
 EXACT_AUTO_CELLS = 200_000
 #: Kill-matrix outcomes that are not kills (everything else rejects the mutant).
-NOT_KILLED = ("survived",)
+NOT_KILLED = (OK,)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -52,12 +54,12 @@ def killed_matrix(rows: Iterable[Mapping], mutant_ids: Sequence[str] | None = No
                   input_ids: Sequence[str] | None = None) -> tuple[np.ndarray, list[str], list[str]]:
     """`(K, mutant_ids, input_ids)` from kill-matrix rows (dicts with `mutant_id`, `input_id`,
     `outcome`; e.g. `outcomes_table.to_pylist()`). A cell is killed if any schedule's outcome is
-    not `survived` (killed, memory_fault, sync_error, timeout, crash). Ids default to the sorted
+    not `ok` (wrong, memory_fault, sync_error, timeout, crash, ...). Ids default to the sorted
     ids seen; rows naming other ids are ignored (pass only valid inputs to keep only those).
 
-    >>> K, m, i = killed_matrix([{"mutant_id": "m1", "input_id": "a", "outcome": "survived"},
-    ...                          {"mutant_id": "m1", "input_id": "a", "outcome": "killed"},
-    ...                          {"mutant_id": "m2", "input_id": "a", "outcome": "survived"}])
+    >>> K, m, i = killed_matrix([{"mutant_id": "m1", "input_id": "a", "outcome": "ok"},
+    ...                          {"mutant_id": "m1", "input_id": "a", "outcome": "wrong"},
+    ...                          {"mutant_id": "m2", "input_id": "a", "outcome": "ok"}])
     >>> K.tolist(), m, i
     ([[True], [False]], ['m1', 'm2'], ['a'])
     """

@@ -31,7 +31,7 @@ from ..substrates.catalog import Problem
 from .comparator import Comparator
 from .generators import GeneratedInput, generate, scale_inputs
 from .input_cache import InputCache
-from .judging import CaseJudgement, comparator_for, judge_kernel, shared_cache, tolerance_used
+from .judging import CaseJudgement, comparator_for, judge_cases, shared_cache
 
 __all__ = ["CEILING_SCALES", "CeilingReport", "InputValidity", "check_validity", "validity_ceiling"]
 
@@ -88,7 +88,7 @@ def check_validity(problem: Problem, inputs: Sequence[GeneratedInput], comparato
     """The validity of each of `inputs` for `comparator` (default: the problem's tolerance).
 
     Every correct kernel of `problem` is compiled once and runs all inputs in one batch under
-    each schedule (`judging.judge_kernel`). A correct kernel that does not build raises
+    each schedule (`judging.judge_cases`). A correct kernel that does not build raises
     `SubmissionError` naming it (the catalog is broken; no input can be judged). `references` may
     pass precomputed fp64 outputs, else they come from `cache` (default: the shared one); `kernels`
     may pass the correct kernels already built (name -> kernel), as verification does.
@@ -102,9 +102,10 @@ def check_validity(problem: Problem, inputs: Sequence[GeneratedInput], comparato
     references = list(references) if references is not None else [store.reference(problem, g) for g in inputs]
     scalars = problem.scalar_values()
     cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in inputs]
+    ids = [g.id for g in inputs]
     for name, kernel in (kernels.items() if kernels is not None else _built(problem, backend)):
-        judged = judge_kernel(kernel, problem, inputs, comparator, schedules, timeout_s=timeout_s,
-                              references=references, cases=cases, measure=True)
+        judged = judge_cases(kernel, ids, cases, references, comparator, schedules, timeout_s=timeout_s,
+                             measure=True)
         for cases_judged in judged.values():
             for verdict, case in zip(verdicts, cases_judged):
                 verdict.record(name, case)

@@ -119,21 +119,39 @@ class TestOutcomes:
 
     def test_killed_cells_carry_statistics(self, first_run):
         """A killed cell has its error statistics and the comparator's message."""
-        killed = [r for r in first_run.outcomes.to_pylist() if r["outcome"] == "killed"]
+        killed = [r for r in first_run.outcomes.to_pylist() if r["outcome"] == "wrong"]
         assert killed and all(r["max_abs"] > 0 and r["mismatch_ratio"] > 0 and r["message"] for r in killed)
         assert any("outside atol" in r["message"] for r in killed)
         assert any("NaN/Inf" in r["message"] and r["max_abs"] == float("inf") for r in killed)
 
+    def test_cells_speak_the_judging_cores_words(self, first_run, tmp_path):
+        """Cells use the outcomes a submitted kernel gets (`ok`, `wrong`, faults); a folder written
+        with the earlier words (`killed`, `survived`) reads the same."""
+        import shutil
+
+        import pyarrow.parquet as pq
+
+        from mutagym.rewards.judging import OUTCOMES
+        from mutagym.rewards.scoring import load_killmatrix
+        assert set(first_run.outcomes.column("outcome").to_pylist()) <= set(OUTCOMES)
+        old = tmp_path / "old"
+        shutil.copytree(first_run.out, old)
+        table = pq.read_table(old / "outcomes.parquet")
+        words = [{"wrong": "killed", "ok": "survived"}.get(o, o) for o in table.column("outcome").to_pylist()]
+        pq.write_table(table.set_column(table.schema.get_field_index("outcome"), "outcome",
+                                        pa.array(words, pa.string())), old / "outcomes.parquet")
+        assert load_killmatrix(old).outcomes == load_killmatrix(first_run.out).outcomes
+
     def test_tolerance_needed_agrees_with_the_verdict(self, first_run):
         """Cells record the tolerance they need, so other checkers can re-score them exactly."""
         from mutagym.substrates.catalog import load_problem
-        ran = [r for r in first_run.outcomes.to_pylist() if r["outcome"] in ("killed", "survived")]
+        ran = [r for r in first_run.outcomes.to_pylist() if r["outcome"] in ("wrong", "ok")]
         problem_of = {m["mutant_id"]: m["problem"] for m in first_run.mutants.to_pylist()}
         assert ran
         for r in ran:
             t = load_problem(problem_of[r["mutant_id"]]).spec.tolerance
             assert t.atol == t.rtol and t.matched_ratio == 1.0
-            assert (r["outcome"] == "killed") == (r["tol_needed"] > t.atol), r
+            assert (r["outcome"] == "wrong") == (r["tol_needed"] > t.atol), r
             assert r["tol_needed_p99"] <= r["tol_needed"]
 
     def test_summary(self, first_run):
@@ -308,11 +326,11 @@ class TestScheduleReuse:
         equals the cell a descending-only task computes. A missing barrier (outputs differ) and a
         dropped weight (outputs the same) cover both paths."""
         import mutagym.mutants.killmatrix as km
-        import mutagym.rewards.comparator as comparator
+        import mutagym.rewards.judging as judging
 
         seen = []
-        real = comparator.identical
-        monkeypatch.setattr(comparator, "identical", lambda a, b: seen.append(real(a, b)) or seen[-1])
+        real = judging.identical
+        monkeypatch.setattr(judging, "identical", lambda a, b: seen.append(real(a, b)) or seen[-1])
         settings = KillMatrixSettings(generators=("sign_mixed", "affine_perturbed"), presets=("tiny", "remainder"))
         bundle = km._gate(load_problem("layernorm"), settings)[1]
         every = tuple(range(len(bundle["ids"])))

@@ -84,13 +84,13 @@ class TestKillRule:
         m = load_killmatrix(km)
         checked = 0
         for r in m.outcomes:
-            if r["outcome"] not in ("killed", "survived"):
+            if r["outcome"] not in ("wrong", "ok"):
                 continue
             problem = m.problem_of[r["mutant_id"]]
             t = load_problem(problem).spec.tolerance
             column, thr, exact = kill_rule(Comparator(t.atol, t.rtol, t.matched_ratio))
             assert exact
-            assert cell_killed(r, column, thr) == (r["outcome"] == "killed"), r
+            assert cell_killed(r, column, thr) == (r["outcome"] == "wrong"), r
             checked += 1
         assert checked > 10
 

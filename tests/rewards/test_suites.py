@@ -141,10 +141,10 @@ class TestKilledMatrix:
     def test_any_non_survived_outcome_kills(self):
         """Any schedule's killed / memory_fault / sync_error / timeout / crash kills the cell."""
         rows = [{"mutant_id": "m1", "input_id": "a", "outcome": "memory_fault", "schedule": "ascending"},
-                {"mutant_id": "m1", "input_id": "b", "outcome": "survived", "schedule": "ascending"},
-                {"mutant_id": "m2", "input_id": "b", "outcome": "survived", "schedule": "ascending"},
+                {"mutant_id": "m1", "input_id": "b", "outcome": "ok", "schedule": "ascending"},
+                {"mutant_id": "m2", "input_id": "b", "outcome": "ok", "schedule": "ascending"},
                 {"mutant_id": "m2", "input_id": "b", "outcome": "sync_error", "schedule": "descending"},
-                {"mutant_id": "m3", "input_id": "x", "outcome": "killed", "schedule": "ascending"}]
+                {"mutant_id": "m3", "input_id": "x", "outcome": "wrong", "schedule": "ascending"}]
         K, m, i = killed_matrix(rows, input_ids=["a", "b"])
         assert m == ["m1", "m2", "m3"] and i == ["a", "b"]
         assert K.tolist() == [[True, False], [False, True], [False, False]]
