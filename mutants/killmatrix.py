@@ -450,12 +450,13 @@ def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
 
 def _gate(problem, settings: KillMatrixSettings):
     """Candidates, their validity and the bundle of valid inputs a task needs."""
-    from ..rewards.validity import check_validity, comparator_for
+    from ..rewards.judging import comparator_for, shared_cache
+    from ..rewards.validity import check_validity
     from ..runtime import RunCase
 
     candidates = candidate_inputs(problem, settings)
     scalars = problem.scalar_values()
-    refs = [problem.reference_outputs(g.inputs, scalars) for g in candidates]
+    refs = [shared_cache().reference(problem, g) for g in candidates]
     comparator = comparator_for(problem)
     verdicts = check_validity(problem, candidates, comparator, backend=settings.backend,
                               schedules=settings.schedules, timeout_s=settings.timeout_s, references=refs)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .judging import OK, WRONG
+from .judging import OK, WRONG, shared_cache
 from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed
 from .suites import bootstrap_interval, detection_rate
 
@@ -112,7 +112,7 @@ def _ref_scale(input_id: str) -> float:
     from .generators import generate_from_id
     g = generate_from_id(input_id)
     p = load_problem(input_id.split(":")[0])
-    refs = p.reference_outputs(g.inputs, p.scalar_values(), dims=g.dims)
+    refs = shared_cache().reference(p, g)
     vals = np.concatenate([np.abs(np.asarray(r, dtype=np.float64)).ravel() for r in refs.values()])
     vals = vals[np.isfinite(vals)]
     return float(vals.mean()) if vals.size else math.nan
