@@ -175,21 +175,25 @@ def default_pool_file() -> Path | None:
 
 # ------------------------------------------------------------------------- from the validity gate
 def _gate_key(problem: Problem, schedules: tuple[str, ...]) -> str:
-    """What a gated pool depends on: the problem's folder, the generators, the schedules."""
-    from ..rewards import generators
+    """What a gated pool depends on: the problem's folder, the schedules, and the code that makes
+    its candidates (generators, shape classes, the kill matrix's candidate list)."""
+    from ..mutants import killmatrix
+    from ..rewards import generators, shapes
     h = hashlib.sha256(json.dumps([FORMAT, problem.id, list(schedules)]).encode())
     for path in sorted(Path(problem.folder).rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    h.update(Path(generators.__file__).read_bytes())
+    for module in (generators, shapes, killmatrix):
+        h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
 def gated_pool(problem: str | Problem, *, backend: str = "cpu",
                schedules: tuple[str, ...] = SCHEDULES) -> ProblemPool:
-    """The pool of a problem no pool file covers: every candidate input (each generator x each
-    shape preset, seed 0) that every correct kernel passes in every schedule. Cached on disk."""
+    """The pool of a problem no pool file covers: every candidate input of a default kill matrix
+    (each generator x each shape preset, seed 0, and the cheap shape classes) that every correct
+    kernel passes in every schedule. Cached on disk."""
     from ..runtime.toolchain import cache_dir
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     cache = cache_dir() / "pools" / f"{p.id}-{_gate_key(p, schedules)}.json.gz"
@@ -218,13 +222,14 @@ SHAPE_GENERATOR = "sign_mixed"
 def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
                     schedules: tuple[str, ...] = SCHEDULES) -> tuple[InputRef, ...]:
     """What the pool of record gains beyond the kill matrix's generators and four presets: one
-    input per cheap shape class of the problem (its cheapest instance among `SHAPE_SEEDS` seeds,
-    ordinary values) and one per value family that applies to it (the official shape), each kept
-    when every correct kernel passes it in every schedule. Cached on disk."""
+    input per cheap shape class of the problem (its `shapes.representative_seed` instance among
+    `SHAPE_SEEDS` seeds, ordinary values) and one per value family that applies to it (the
+    official shape), each kept when every correct kernel passes it in every schedule. Cached on
+    disk."""
     from ..rewards import generators, shapes
     from ..runtime.toolchain import cache_dir
     p = problem if isinstance(problem, Problem) else load_problem(problem)
-    key = hashlib.sha256((_gate_key(p, schedules) + Path(shapes.__file__).read_text()).encode()).hexdigest()[:16]
+    key = _gate_key(p, schedules)
     cache = cache_dir() / "pools" / f"{p.id}-coverage-{key}.json"
     if cache.is_file():
         return tuple(InputRef(**d) for d in json.loads(cache.read_text()))
@@ -232,15 +237,9 @@ def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
     for cls in shapes.shape_classes(p):
         if cls in COSTLY_CLASSES:
             continue
-        costs = []
-        for seed in range(SHAPE_SEEDS):
-            try:
-                c = shapes.cost(p, shapes.draw_dims(p, cls, seed))
-            except ValueError:
-                continue
-            costs.append(((c.elements, c.work), seed))
-        if costs:
-            refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=min(costs)[1]))
+        seed = shapes.representative_seed(p, cls, range(SHAPE_SEEDS))
+        if seed is not None:
+            refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=seed))
     refs += [InputRef(generator=family, preset="official") for family in generators.families_for(p)]
     made = [r.generate(p) for r in refs]
     verdicts = check_validity(p, made, backend=backend, schedules=schedules)

@@ -54,7 +54,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS
+from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS, representative_seed
 from ..rewards.judging import BUILD_FAULTS, OK, OUTCOMES
 from .ray_pool import RayPool, worker_label
 
@@ -111,7 +111,7 @@ class KillMatrixSettings:
     (`presets` and `shape_classes` both None) a run takes every preset and every class the problem
     offers except `rewards.shapes.COSTLY_CLASSES` (the cheap classes the pool of record's coverage
     inputs use), each class drawn with `SHAPE_GENERATORS` only (one family: every generator on
-    every class would cost about 6 times the inputs) at the cheapest of `shape_seeds` seeds per
+    every class would cost about 6 times the inputs) at the representative instance of `shape_seeds` seeds per
     entry of `seeds` (seed s tries seeds s * shape_seeds .. (s + 1) * shape_seeds - 1; for seed 0
     the instance the pool's coverage input uses). Naming `presets` names the shapes: classes are
     then run only when `shape_classes` names them too. Which shapes ran changes which inputs exist,
@@ -135,7 +135,7 @@ class KillMatrixSettings:
     """generators each shape class is drawn with; None: those of `generators` (about 6 times the
     inputs of the default on the catalog)"""
     shape_seeds: int = SHAPE_SEEDS
-    """seeds tried per class and seed, the cheapest instance kept (`rewards.shapes.SHAPE_SEEDS`)"""
+    """seeds tried per class and seed, one instance kept (`rewards.shapes.representative_seed`)"""
     schedules: tuple[str, ...] = ("ascending", "descending")
     """thread orders every cell runs under"""
     backend: str = "cpu"
@@ -406,25 +406,11 @@ def shape_classes_for(problem, settings: KillMatrixSettings) -> list[str]:
     return [c for c in SHAPE_CLASSES if c in wanted and c in offered]
 
 
-def _class_seed(problem, cls: str, seed: int, tries: int) -> int | None:
-    """The seed of the cheapest instance (fewest elements, then least work) of `cls` among seeds
-    seed * tries .. (seed + 1) * tries - 1; None when no draw lands in the class."""
-    from ..rewards.shapes import cost, draw_dims
-    costs = []
-    for s in range(seed * tries, (seed + 1) * tries):
-        try:
-            c = cost(problem, draw_dims(problem, cls, s))
-        except ValueError:
-            continue
-        costs.append(((c.elements, c.work), s))
-    return min(costs)[1] if costs else None
-
-
 def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
     """The inputs a kill matrix gates for `problem`: each generator x shape preset x seed of
     `settings` (every generator and every preset of the problem by default), then each shape
-    class x seed x shape generator (`shape_classes_for`; the class instance is the cheapest of
-    `settings.shape_seeds` draws, `_class_seed`), as presets `@<class>`.
+    class x seed x shape generator (`shape_classes_for`; the class instance is the representative
+    of `settings.shape_seeds` draws, `rewards.shapes.representative_seed`), as presets `@<class>`.
 
     >>> from mutagym.substrates.catalog import load_problem
     >>> ids = [g.id for g in candidate_inputs(load_problem("relu"), KillMatrixSettings(
@@ -442,7 +428,8 @@ def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
     out = [generate(problem, g, preset=p, seed=s) for g in gens for p in presets for s in settings.seeds]
     for cls in shape_classes_for(problem, settings):
         for s in settings.seeds:
-            seed = _class_seed(problem, cls, s, settings.shape_seeds)
+            seed = representative_seed(problem, cls, range(s * settings.shape_seeds,
+                                                           (s + 1) * settings.shape_seeds))
             if seed is not None:
                 out += [generate(problem, g, preset=f"@{cls}", seed=seed) for g in shape_gens]
     return out

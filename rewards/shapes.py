@@ -63,7 +63,7 @@ from ..substrates.schema import expression_names
 
 __all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "COSTLY_CLASSES", "Cost", "DEFAULT_BUDGET",
            "ELEMENT_BUDGET", "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES",
-           "SHAPE_SEEDS", "budget", "classify", "cost", "draw_dims", "main_dim", "shape_classes",
+           "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "budget", "classify", "cost", "draw_dims", "main_dim", "shape_classes",
            "within_budget"]
 
 #: Rows a `many_rows` draw reaches: one past gridDim.y / z (65,535) and past any grid capped there.
@@ -474,8 +474,35 @@ SHAPE_CLASSES: dict[str, ShapeClass] = {c.name: c for c in _classes()}
 #: (`mutants.killmatrix`) keep the cheap classes (residues, block edges, tiny, unit, ...).
 COSTLY_CLASSES = ("large", "long_loop", "many_rows", "any")
 #: Seeds tried per cheap class where one instance stands for the class (the pool's coverage inputs,
-#: the kill matrix): the cheapest (fewest elements, then least work) is kept.
+#: the kill matrix): see `representative_seed`.
 SHAPE_SEEDS = 16
+#: Elements the largest tensor of a class's stand-in instance reaches where the class allows: a
+#: mod-4 residue of n = 2 never enters a float4 loop, nor a block-edge size a second block.
+REPRESENTATIVE_ELEMENTS = 4096
+
+
+def representative_seed(problem: Problem, cls: str, seeds: range) -> int | None:
+    """The seed among `seeds` whose instance of `cls` stands for the class: the cheapest (fewest
+    elements, then least work) of those whose largest tensor has `REPRESENTATIVE_ELEMENTS` or
+    more, else the largest; None when no draw lands in the class.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> p = load_problem("relu")
+    >>> dims = draw_dims(p, "mod4_2", representative_seed(p, "mod4_2", range(16)))
+    >>> dims["n"] % 4, dims["n"] >= REPRESENTATIVE_ELEMENTS
+    (2, True)
+    """
+    costs = []
+    for seed in seeds:
+        try:
+            c = cost(problem, draw_dims(problem, cls, seed))
+        except ValueError:
+            continue
+        costs.append(((c.elements, c.work), seed))
+    if not costs:
+        return None
+    enough = [c for c in costs if c[0][0] >= REPRESENTATIVE_ELEMENTS]
+    return min(enough)[1] if enough else max(costs)[1]
 
 
 def _rng(problem: Problem, cls: str, seed: int, attempt: int) -> np.random.Generator:

@@ -113,15 +113,15 @@ class TestWitnessesByClass:
         shape_of = {r["id"]: r["shape_class"] for r in run.inputs.to_pylist()}
         w = run.witnesses()
         assert w["relu-tail-mod4-2"] and {shape_of[i] for i in w["relu-tail-mod4-2"]} == {"mod4_2"}
-        # the identity relu needs a negative input: the mod4_2 instance (n = 2, the cheapest of 16
-        # draws) happens to hold none, the others do
-        assert {shape_of[i] for i in w["relu-returns-x"]} == {"tiny", "remainder", "mod4_1", "mod8_3"}
+        # the identity relu needs a negative input: every class's instance is large enough to hold
+        # one (`representative_seed`; the cheapest mod4_2 draw, n = 2, held none)
+        assert {shape_of[i] for i in w["relu-returns-x"]} == {"tiny", "remainder", *CLASSES}
 
     def test_shape_summary(self, run):
         rows = {r["shape_class"]: r for r in run.shape_summary()}
         assert [r["shape_class"] for r in run.shape_summary()] == ["remainder", "tiny", *CLASSES]
         assert rows["mod4_2"] == {"shape_class": "mod4_2", "kind": "class", "problems": 1, "valid_inputs": 1,
-                                  "witnessed": 1, "only": 1}
+                                  "witnessed": 2, "only": 1}
         for c in ("mod4_1", "mod8_3", "tiny", "remainder"):
             assert rows[c]["witnessed"] == 1 and rows[c]["only"] == 0
         assert rows["tiny"]["kind"] == "preset"
