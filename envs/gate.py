@@ -8,7 +8,7 @@ reward is a gate of three stages, each in several thread orders, stopping at the
 | --- | --- | --- | --- |
 | `suite` | the hardened checker's suite | the checker's (tolerances tightened where valid) | cheap: rejects most wrong kernels in a few runs |
 | `pool` | the pool of record: every valid input of the kill matrix, plus one per cheap shape class and per value family (`pool.coverage_inputs`) | the problem's | the strongest fixed check |
-| `fresh` | drawn anew at every evaluation from a secret stream: each suite input's pattern (generator and shape) again, patterns of the pool, and shape classes (residues, block edges, sizes past a block or a grid cap) with value families (masked, ties, overflow, ...) | the problem's, every draw validity-gated | an input the policy cannot have seen |
+| `fresh` | drawn anew at every evaluation (a trainer's batch shares one draw per problem) from a secret stream: each suite input's pattern (generator and shape) again, patterns of the pool, and shape classes (residues, block edges, sizes past a block or a grid cap) with value families (masked, ties, overflow, ...) | the problem's, every draw validity-gated | an input the policy cannot have seen |
 
 Each stage runs under `SCHEDULES` (ascending, descending and a seeded shuffle of the threads and
 blocks), so a missing barrier that one order hides shows in another. The reward is paid only
@@ -26,6 +26,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from dataclasses import dataclass
+from typing import Any
 
 from ..rewards.checker import CheckerVersion, InputRef, Verdict
 from ..rewards.generators import families_for, parse_input_id
@@ -112,18 +113,21 @@ class RewardGate:
         return "pool", pool, pool.inputs_for(problem)
 
     def fresh_stages(self, problems: Sequence[str]) -> list[tuple[str, CheckerVersion, list[InputRef]] | FreshSeedError]:
-        """The fresh stage of one evaluation per entry of `problems` (a trainer's batch names a
-        problem once per kernel), drawn anew at every call (see `fresh_inputs`): every draw the
-        batch needs is validity-gated in one run of the correct kernels per problem. An entry whose
-        suite or pool pattern found no valid draw is a `FreshSeedError` (mutagym's failure)."""
-        plans = [self._fresh_plan(problem) for problem in problems]
+        """The fresh stage of each entry of `problems` (a trainer's batch names a problem once per
+        kernel), drawn anew at every call (see `fresh_inputs`). Kernels of one batch for the same
+        problem share its draws: none of them can have seen the draws, and a GRPO group is then
+        compared on the same hidden cases; the draws of one call are validity-gated in one run of
+        the correct kernels per problem. An entry whose suite or pool pattern found no valid draw
+        is a `FreshSeedError` (mutagym's failure)."""
+        distinct = list(dict.fromkeys(problems))
+        plans = [self._fresh_plan(problem) for problem in distinct]
         requests = []
-        for problem, (pool, patterns, shapes) in zip(problems, plans):
+        for problem, (pool, patterns, shapes) in zip(distinct, plans):
             requests.append((pool, problem, patterns, None))
             requests += [(pool, problem, [shape], 1) for shape in shapes]
         drawn = iter(self.fresh.redraw_many(requests))
-        stages: list = []
-        for problem, (pool, patterns, shapes) in zip(problems, plans):
+        stage_of: dict[str, Any] = {}
+        for problem, (pool, patterns, shapes) in zip(distinct, plans):
             inputs = next(drawn)
             for shape in shapes:
                 [r] = next(drawn)
@@ -132,10 +136,10 @@ class RewardGate:
                 else:
                     inputs.append(r)
             lost = next((ref for ref, r in zip(patterns, inputs) if r is None), None)
-            stages.append(("fresh", pool, inputs) if lost is None else FreshSeedError(
+            stage_of[problem] = ("fresh", pool, inputs) if lost is None else FreshSeedError(
                 f"problem {problem!r}: no fresh {lost.generator}/{lost.preset} input passed the validity "
-                f"gate in {self.fresh.max_rounds} rounds of draws"))
-        return stages
+                f"gate in {self.fresh.max_rounds} rounds of draws")
+        return [stage_of[problem] for problem in problems]
 
     def fresh_inputs(self, problem: str) -> list[InputRef]:
         """Fresh, validity-gated draws, each judged at the problem's tolerance: one of each suite
