@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..rewards.checker import CheckerVersion, InputRef, Verdict
-from ..rewards.generators import families_for, parse_input_id
+from ..rewards.generators import ORDINARY_GENERATORS, families_for, parse_input_id
 from ..rewards.shapes import shape_classes
 from ..substrates.catalog import load_problem
 from .fresh_seeds import FreshSeedError, FreshSuites
@@ -46,7 +46,7 @@ FRESH_POOL_PATTERNS = 4
 #: ordinary generator: residues, block edges, sizes past a block or a grid cap, tiny and large.
 FRESH_SHAPE_PATTERNS = 2
 #: Ordinary dense-random generators a shape class is paired with, besides the value families.
-ORDINARY = ("normal", "sign_mixed")
+ORDINARY = ORDINARY_GENERATORS
 #: Fresh draws validity-gated at least per pattern whose ready draws ran out. Every draw an
 #: evaluation (or a trainer's batch) needs is gated in one run of the correct kernels, so a larger
 #: batch saves no run; it only gates draws ahead, which a short run never uses. Two keeps a spare

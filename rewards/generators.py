@@ -72,6 +72,7 @@ from ..substrates.catalog import Problem
 from .shapes import draw_dims
 
 __all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput",
+           "ORDINARY_GENERATORS",
            "Generator", "NotApplicable", "OVERFLOW_RANGE", "HUNDREDS_STEP", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
            "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
 
@@ -415,6 +416,9 @@ FAMILIES: dict[str, Generator] = dict([
             _needs(not_ids=PRODUCT_PROBLEMS, half=True)),
 ])
 #: Every recipe an input id may name: the kill matrix's `GENERATORS` and the gate's `FAMILIES`.
+#: The ordinary dense-random generators: every suite keeps one (the paper's best suite shape is
+#: one ordinary input plus targeted ones), and the gate pairs shape classes with them.
+ORDINARY_GENERATORS = ("normal", "sign_mixed")
 ALL_GENERATORS: dict[str, Generator] = {**GENERATORS, **FAMILIES}
 
 

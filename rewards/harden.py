@@ -13,7 +13,10 @@ Per problem (`harden_checker`):
    witnesses of the selection half's mutants from another generator (redundancy that carries to
    unseen mutants).
    A problem with no witnessed mutant gets the valid input that kills most (or the first valid
-   input in id order) so that it is still checked.
+   input in id order) so that it is still checked. A suite with no ordinary dense-random input
+   (`generators.ORDINARY_GENERATORS`) gets the most-killing one on top of its budget: targeted
+   inputs alone (two large-magnitude ones) hide faults an ordinary input shows, such as a dropped
+   log-sum-exp term.
 3. Tolerance: the problem's own tolerance is the default. Where atol == rtol, it is tightened to the
    smallest of `t0 x (1, 1/3, 1/10, 1/30, 1/100)` that keeps `SAFETY` (10) times headroom over the
    legitimate error the correct kernels showed on *the suite's own inputs* (the inputs table's
@@ -52,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
-from .generators import GENERATORS, parse_input_id
+from .generators import GENERATORS, ORDINARY_GENERATORS, parse_input_id
 from .scoring import (CheckerScore, CorrectRuns, KillMatrix, cell_killed, kill_rule, load_killmatrix,
                       score_checker)
 from .suites import fill_budget, hash_split, select_suite
@@ -160,6 +163,21 @@ def _fallback_input(K: np.ndarray, input_ids: Sequence[str]) -> list[str]:
     return [input_ids[best]]
 
 
+def _ordinary_input(K: np.ndarray, input_ids: Sequence[str], chosen: Sequence[str]) -> str | None:
+    """The ordinary dense-random input a suite without one gets (None when it has one or the
+    matrix holds none): the most-killing valid one, official shape first, then id order."""
+    def ordinary(x: str) -> bool:
+        return parse_input_id(x)[1] in ORDINARY_GENERATORS
+    if any(ordinary(x) for x in chosen):
+        return None
+    candidates = [j for j, x in enumerate(input_ids) if ordinary(x)]
+    if not candidates:
+        return None
+    kills = K.sum(axis=0) if K.size else np.zeros(len(input_ids), int)
+    best = min(candidates, key=lambda j: (-kills[j], parse_input_id(input_ids[j])[2] != "official", input_ids[j]))
+    return input_ids[best]
+
+
 def _harden_problem(km: KillMatrix, problem: str, budget: int, salt: str, tighten: bool,
                     exact: bool | str) -> ProblemHardening:
     from ..substrates.catalog import load_problem
@@ -186,6 +204,9 @@ def _harden_problem(km: KillMatrix, problem: str, budget: int, salt: str, tighte
         chosen, method, optimal = [], "none", False
     if not chosen:
         chosen, method, note = _fallback_input(K, input_ids), "fallback", "no mutant to cover: most-killing input"
+    ordinary = _ordinary_input(K, input_ids, chosen)
+    if ordinary:
+        chosen, note = [*chosen, ordinary], "; ".join(x for x in (note, f"ordinary input {ordinary} added") if x)
     tol, need, tol_note = _tightened(km, chosen, default) if tighten else (None, math.nan, "not tightened")
     ph = ProblemHardening(problem, list(chosen), method, optimal, len(witnessed), selection, heldout,
                           math.nan, math.nan, default, tol, need, "; ".join(x for x in (note, tol_note) if x))

@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import ray
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards import harden as harden_mod
 from mutagym.rewards.checker import evaluate_source, load_checker
+from mutagym.rewards.generators import ORDINARY_GENERATORS
 from mutagym.rewards.harden import harden_checker, kill_matrix_for
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from mutagym.substrates.catalog import load_problem
@@ -62,7 +64,8 @@ class TestHardenChecker:
         c = result.checker
         assert set(c.suites) == {"relu", "softmax"}
         for p, suite in c.suites.items():
-            assert 1 <= len(suite) <= 2
+            ordinary = [r for r in suite if r.generator in ORDINARY_GENERATORS]
+            assert 1 <= len(suite) <= 2 + (len(ordinary) == 1) and ordinary   # every suite keeps one
             assert set(c.input_ids_for(p)) <= set(km.valid_inputs[p])
         hardened = score_checker(c, km)
         selection = result.selection
@@ -98,11 +101,23 @@ class TestHardenChecker:
 
     def test_budget_one_and_bad_arguments(self, km):
         r = harden_checker(km, budget=1)
-        assert all(len(s) == 1 for s in r.checker.suites.values())
+        for s in r.checker.suites.values():     # one input, and an ordinary one beside a targeted one
+            assert len(s) == 1 + (s[0].generator not in ORDINARY_GENERATORS)
+            assert s[-1].generator in ORDINARY_GENERATORS
         with pytest.raises(ValueError, match="budget must be >= 1"):
             harden_checker(km, budget=0)
         with pytest.raises(ValueError, match=r"problems \['layernorm'\] have no mutants"):
             harden_checker(km, problems=["layernorm"])
+
+    def test_a_suite_without_an_ordinary_input_gets_the_most_killing_one(self):
+        """Two targeted inputs cover everything; the ordinary one killing most (official shape
+        first) joins them, and a suite that has one gets none."""
+        ids = ["p:large_magnitude:official:0", "p:normal:remainder:0", "p:sign_mixed:official:0",
+               "p:large_offset:official:0", "p:normal:official:0"]
+        K = np.array([[1, 1, 0, 0, 1], [0, 0, 1, 1, 0], [0, 1, 0, 0, 1]], bool)
+        assert harden_mod._ordinary_input(K, ids, [ids[0], ids[3]]) == "p:normal:official:0"
+        assert harden_mod._ordinary_input(K, ids, [ids[0], ids[2]]) is None
+        assert harden_mod._ordinary_input(K, ids[:1], ids[:1]) is None
 
     def test_leftover_budget_adds_a_second_generator(self, km):
         """A cover smaller than the budget is filled with another generator's input, chosen on the
