@@ -264,27 +264,36 @@ def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage
 
 def test_trl_reward_pays_nothing_for_them_and_counts_the_checkers_leak(judge):
     reward = TrlReward(judge)
-    problems = ["relu", "sum_dim", "relu", "relu"]
+    problems = ["relu", "sum_dim", "relu", "relu", "softmax", "relu"]
     sources = [RELU_TAIL_OF_ONE + "// trl\n", SUM_WITHOUT_BARRIER + "// trl\n", RELU_EMPTY_GRID + "// trl\n",
+               RELU_TAIL_NOT_TWO + "// trl\n", SOFTMAX_MASK_UNSAFE + "// trl\n",
                load_problem("relu").kernel_sources()["substrate"] + "// trl\n"]
     logged = {}
-    rewards = reward(prompts=["p"] * 4, completions=sources, problem=problems,
+    rewards = reward(prompts=["p"] * 6, completions=sources, problem=problems,
                      log_extra=lambda c, v: logged.update({c: v}), log_metric=lambda n, v: logged.update({n: v}))
-    assert rewards == [0.0, 0.0, 0.0, 1.0]
-    assert logged["mutagym/false_accept"] == 0.5        # the plain checker would have paid two of four
+    assert rewards == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]     # a launch-plan error is penalised, never None
+    assert logged["mutagym/false_accept"] == 4 / 6       # the plain checker would have paid four of six
     ledger = judge.leakage.as_dict()[judge.checker_id]
     assert ledger["checker_alone_false_accepts"] >= 2
 
 
-def test_mutagym_eval_judges_with_the_gate(tmp_path):
-    path = tmp_path / "sum.cu"
-    path.write_text(SUM_WITHOUT_BARRIER)
-    proc = subprocess.run([sys.executable, "-m", "mutagym", "eval", str(path), "--problem", "sum_dim", "--json"],
-                          capture_output=True, text=True, timeout=600)
+@pytest.mark.parametrize("problem, sources", [
+    ("relu", [RELU_TAIL_OF_ONE, RELU_EMPTY_GRID, RELU_TAIL_NOT_TWO]),
+    ("sum_dim", [SUM_WITHOUT_BARRIER]), ("softmax", [SOFTMAX_MASK_UNSAFE])])
+def test_mutagym_eval_judges_with_the_gate(tmp_path, problem, sources):
+    paths = []
+    for k, source in enumerate(sources):
+        paths.append(tmp_path / f"k{k}.cu")
+        paths[-1].write_text(source)
+    proc = subprocess.run([sys.executable, "-m", "mutagym", "eval", *map(str, paths), "--problem", problem,
+                           "--json"], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr
-    record = json.loads(proc.stdout)[0]
-    assert record["checker"].startswith("gate-") and not record["accepted"]
-    assert record["gate"]["schedule"] == "descending"
+    records = json.loads(proc.stdout)
+    assert len(records) == len(sources)
+    for record in records:
+        assert record["checker"].startswith("gate-") and not record["accepted"] and record["reward"] == 0.0
+    if problem == "sum_dim":
+        assert records[0]["gate"]["schedule"] == "descending"
 
 
 @pytest.mark.parametrize("problem", sorted(OTHER_STYLES))
