@@ -163,6 +163,13 @@ def cmd_verify(args) -> int:
 
 
 # ---------------------------------------------------------------------------------- killmatrix
+def _shape_classes(text: str | None) -> tuple[str, ...] | None:
+    """`--shape-classes`: None (the default choice), `none` (no class) or a comma-separated list."""
+    if text is None:
+        return None
+    return () if text.strip() == "none" else tuple(c for c in text.split(",") if c)
+
+
 def cmd_killmatrix(args) -> int:
     from mutagym.mutants.killmatrix import (KillMatrixSettings, ceilings_table, load_mutants,
                                             run_killmatrix, settings_table, summary_table)
@@ -170,6 +177,7 @@ def cmd_killmatrix(args) -> int:
         out=args.out, schedules=tuple(s for s in args.schedules.split(",") if s),
         generators=tuple(args.generators.split(",")) if args.generators else None,
         presets=tuple(args.presets.split(",")) if args.presets else None,
+        shape_classes=_shape_classes(args.shape_classes),
         seeds=tuple(int(s) for s in args.seeds.split(",")), timeout_s=args.timeout,
         address=args.address, num_cpus=args.num_cpus, progress=not args.no_progress,
         ceiling=args.ceiling)
@@ -271,6 +279,7 @@ def _run_harden(args, harden):
     return harden(_problem_ids(args.problems) if args.problems else None, args.out,
                   budget=args.budget, quick=args.quick,
                   presets=tuple(args.presets.split(",")) if args.presets else None,
+                  shape_classes=_shape_classes(args.shape_classes),
                   generators=tuple(args.generators.split(",")) if args.generators else None,
                   seeds=tuple(int(s) for s in args.seeds.split(",")),
                   schedules=tuple(s for s in args.schedules.split(",") if s),
@@ -507,6 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedules", default="ascending,descending", help="comma-separated thread orders")
     p.add_argument("--generators", help="comma-separated generators (default: all)")
     p.add_argument("--presets", help="comma-separated shape presets (default: all)")
+    p.add_argument("--shape-classes", help="comma-separated shape classes of rewards.shapes drawn as presets @CLASS "
+                   "(default: the cheap classes unless --presets names the shapes; none: no class)")
     p.add_argument("--seeds", default="0", help="comma-separated seeds")
     p.add_argument("--timeout", type=float, default=10.0, help="per-run timeout in seconds")
     p.add_argument("--ceiling", action="store_true", help="also measure validity ceilings")
@@ -519,6 +530,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="3 problems, official and remainder shapes")
     p.add_argument("--out", default="harden", help="output folder (pool, kill matrix, checker, report; resumed)")
     p.add_argument("--presets", help="comma-separated shape presets (default: all; --quick: official,remainder)")
+    p.add_argument("--shape-classes", help="comma-separated shape classes of rewards.shapes drawn as presets @CLASS "
+                   "(default: the cheap classes unless --presets names the shapes; none: no class)")
     p.add_argument("--generators", help="comma-separated generators (default: all)")
     p.add_argument("--seeds", default="0", help="comma-separated seeds of the kill matrix inputs")
     p.add_argument("--schedules", default="ascending,descending", help="comma-separated thread orders")

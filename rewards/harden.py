@@ -377,7 +377,7 @@ class HardenSummary:
 
 def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "harden", *,
            budget: int = 2, quick: bool = False, presets: Sequence[str] | None = None,
-           generators: Sequence[str] | None = None, seeds: Sequence[int] = (0,),
+           shape_classes: Sequence[str] | None = None, generators: Sequence[str] | None = None, seeds: Sequence[int] = (0,),
            schedules: Sequence[str] = ("ascending", "descending"), num_cpus: int | None = None,
            address: str | None = None, checkers: Sequence[str] | None = None,
            check_false_rejects: bool = True, report: bool = True, progress: bool = True,
@@ -386,7 +386,9 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     checker (saved under `<out>/checkers/`) -> `report.md` with plots.
 
     `quick` (when `problems` / `presets` are not given) is relu, softmax, layernorm at the
-    official and remainder shapes. Every stage resumes from what `out` already holds.
+    official and remainder shapes. `shape_classes` as `KillMatrixSettings.shape_classes` (default:
+    the cheap classes unless `presets` names the shapes). Every stage resumes from what `out`
+    already holds.
     """
     from ..mutants.killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
     from ..mutants.pool import build_pool
@@ -407,6 +409,7 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
         stages = {"mutant pool": time.monotonic() - start}
         mutants = load_mutants(problems, str(built.path))
         settings = KillMatrixSettings(out=str(out / "killmatrix"), presets=tuple(presets) if presets else None,
+                                      shape_classes=tuple(shape_classes) if shape_classes is not None else None,
                                       generators=tuple(generators) if generators else None,
                                       seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
                                       num_cpus=num_cpus, address=address, progress=progress)
@@ -417,6 +420,7 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
             stages["preset false-reject runs left after the matrix"] = time.monotonic() - start - sum(stages.values())
     problems = [p for p in problems if p in km.problems]
     run_settings = {"budget": budget, "quick": quick, "presets": list(presets) if presets else None,
+                    "shape_classes": list(shape_classes) if shape_classes is not None else None,
                     "generators": list(generators) if generators else None, "seeds": list(seeds),
                     "schedules": list(schedules), "backend": backend}
     result = harden_checker(km, problems=problems, budget=budget, settings=run_settings)

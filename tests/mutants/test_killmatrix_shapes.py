@@ -142,3 +142,20 @@ class TestWitnessesByClass:
         same = run_killmatrix(mutants(), KillMatrixSettings(out=str(run.out), **SETTINGS))
         assert same.computed_cells == 0
         assert same.outcomes.equals(run.outcomes) and same.inputs.equals(run.inputs)
+
+
+def test_cli_names_the_shape_classes(tmp_path):
+    """`mutagym killmatrix --shape-classes` draws the named classes beside the named presets."""
+    import subprocess
+    import pyarrow as pa
+    pool = tmp_path / "pool.parquet"
+    pq.write_table(pa.Table.from_pylist([{"id": m.id, "problem": m.problem, "family": m.family, "rule": m.rule,
+                                          "source": m.source} for m in mutants()]), pool)
+    out = tmp_path / "km"
+    proc = subprocess.run([sys.executable, "-m", "mutagym", "killmatrix", "--problems", "relu", "--pool", str(pool),
+                           "--out", str(out), "--num-cpus", "1", "--generators", "sign_mixed", "--presets", "tiny",
+                           "--shape-classes", "mod4_2", "--schedules", "ascending", "--no-progress"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert pq.read_table(out / "inputs.parquet").column("shape_class").to_pylist() == ["mod4_2", "tiny"]
+    assert "witnessed only here" in proc.stdout and "mod4_2" in proc.stdout
