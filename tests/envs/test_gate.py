@@ -1,9 +1,11 @@
 """The reward gate, on the real runtime and a real local Ray cluster: wrong kernels the committed
 checker alone pays for earn nothing, and correct kernels of every style earn the full reward.
 
-Each wrong kernel here passes the hardened suite in ascending order (what the plain checker runs),
-so the plain checker would pay it: the gate must catch it in a later stage or another thread
-order, and say which, through `env.step`, `trl_reward` and `mutagym eval` alike.
+Each wrong kernel here but one passes the hardened suite in ascending order (what the plain checker
+runs), so the plain checker would pay it: the gate must catch it in a later stage or another thread
+order, and say which, through `env.step`, `trl_reward` and `mutagym eval` alike. The one (a residue
+no preset has, which the suite's shape-class input holds) and a refused launch plan are caught by
+the suite itself.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mutagym.substrates.catalog import list_problems, load_problem
 from testkit import substrate_with
 
 # ReLU whose tail after the float4 groups handles one leftover element: right for n % 4 in {0, 1}
-# (the suite's remainder shape has n % 4 == 1), wrong for the residues 2 and 3.
+# (the official and remainder shapes), wrong for the residues 2 and 3.
 RELU_TAIL_OF_ONE = substrate_with(
     "relu", "    for (int i = (n4 << 2) + tid; i < n; i += stride) {\n        out[i] = relu_op(x[i]);\n    }",
     "    if (tid == 0 && (n & 3)) out[n - 1] = relu_op(x[n - 1]);")
@@ -227,20 +229,22 @@ def judge():
 def test_the_plain_checker_alone_pays_these_wrong_kernels():
     """The premise: each wrong kernel passes the committed checker's suite in ascending order."""
     checker = default_checker()
-    for source, problem in [(RELU_TAIL_OF_ONE, "relu"), (SUM_WITHOUT_BARRIER, "sum_dim"),
-                            (RELU_TAIL_NOT_TWO, "relu"), (SOFTMAX_MASK_UNSAFE, "softmax")]:
+    for source, problem in [(SUM_WITHOUT_BARRIER, "sum_dim"), (RELU_TAIL_NOT_TWO, "relu"),
+                            (SOFTMAX_MASK_UNSAFE, "softmax")]:
         assert evaluate_source(checker, problem, source).accepted, problem
+    # a suite chosen over the shape classes holds a size past the presets' residues (n % 4 == 3)
+    assert evaluate_source(checker, "relu", RELU_TAIL_OF_ONE).outcome == "wrong"
     verdict = evaluate_source(checker, "relu", RELU_EMPTY_GRID)
     assert verdict.outcome == "launch_error" and "grid" in verdict.message
 
 
 @pytest.mark.parametrize("source, problem, stage, schedule, category", [
-    (RELU_TAIL_OF_ONE, "relu", "pool", "ascending", "wrong"),
+    (RELU_TAIL_OF_ONE, "relu", "suite", "ascending", "wrong"),
     (SUM_WITHOUT_BARRIER, "sum_dim", "suite", "descending", "wrong"),
     (RELU_EMPTY_GRID, "relu", "suite", "ascending", "runtime_fault"),
     (RELU_TAIL_NOT_TWO, "relu", "pool", "ascending", "wrong"),
     (SOFTMAX_MASK_UNSAFE, "softmax", "pool", "ascending", "wrong"),
-], ids=["residue the suite lacks", "descending order only", "launch plan", "residue no preset has",
+], ids=["residue the presets lack", "descending order only", "launch plan", "residue no preset has",
         "masked rows only"])
 def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage, schedule, category):
     env = KernelTaskEnv(problems=[problem], judge=judge)
@@ -257,7 +261,7 @@ def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage
         assert gate["failing"]["shape"].startswith("@")        # a shape class caught it
     if source is SOFTMAX_MASK_UNSAFE:
         assert gate["failing"]["generator"] == "masked"
-    plain_would_pay = category == "wrong"
+    plain_would_pay = (stage, schedule) != ("suite", "ascending")
     assert gate["checker_alone"]["false_accept"] is plain_would_pay
     assert not re.search(rf"{problem}:[\w*.]+:[\w@]+:\d+", json.dumps(info))   # no input id: no seed
 
@@ -272,9 +276,9 @@ def test_trl_reward_pays_nothing_for_them_and_counts_the_checkers_leak(judge):
     rewards = reward(prompts=["p"] * 6, completions=sources, problem=problems,
                      log_extra=lambda c, v: logged.update({c: v}), log_metric=lambda n, v: logged.update({n: v}))
     assert rewards == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]     # a launch-plan error is penalised, never None
-    assert logged["mutagym/false_accept"] == 4 / 6       # the plain checker would have paid four of six
+    assert logged["mutagym/false_accept"] == 0.5         # the plain checker would have paid three of six
     ledger = judge.leakage.as_dict()[judge.checker_id]
-    assert ledger["checker_alone_false_accepts"] >= 2
+    assert ledger["checker_alone_false_accepts"] >= 3
 
 
 @pytest.mark.parametrize("problem, sources", [
