@@ -19,7 +19,7 @@ import ray
 from mutagym.mutants.killmatrix import (KillMatrixSettings, MutantRecord, as_records, run_killmatrix)
 from mutagym.mutants.ray_pool import RayPool, TaskFailedError, WorkerLostError
 from mutagym.substrates.catalog import load_problem
-from testkit import substrate_with
+from testkit import local_ray, substrate_with
 
 TABLES = ("mutants.parquet", "inputs.parquet", "outcomes.parquet")
 SMALL = dict(generators=("uniform01", "sign_mixed", "large_offset", "affine_perturbed"),
@@ -66,16 +66,8 @@ def tables(out):
 @pytest.fixture(scope="module")
 def cluster():
     """One small local Ray cluster (2 CPUs) for the module, always shut down."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    started = not ray.is_initialized()          # another module's cluster is reused, not stopped
-    if started:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])   # test helpers run on workers
-    try:
+    with local_ray(module=__name__):     # test helpers run on workers
         yield
-    finally:
-        if started:
-            ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,15 @@
 """Shape classes in the kill matrix (issue 14): which class witnessed what, on real Ray and g++."""
 
-import os
 import sys
 
 import pyarrow.parquet as pq
 import pytest
-import ray
 
 from mutagym.mutants.killmatrix import (INPUTS_SCHEMA, KillMatrixSettings, MutantRecord, candidate_inputs,
                                         run_killmatrix, shape_class_table, shape_classes_for, summary_table)
 from mutagym.rewards.shapes import COSTLY_CLASSES, shape_classes
 from mutagym.substrates.catalog import load_problem
-from testkit import substrate_with
+from testkit import local_ray, substrate_with
 
 TAIL = "out[i] = relu_op(x[i]);"
 #: Three classes, one of which (n % 4 == 2) the mutant below is wrong on; relu's presets are
@@ -33,16 +31,8 @@ def mutants():
 
 @pytest.fixture(scope="module")
 def cluster():
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    try:
+    with local_ray(module=__name__):     # test helpers run on workers
         yield
-    finally:
-        if started:
-            ray.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,12 @@
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards import harden as harden_mod
@@ -18,7 +16,7 @@ from mutagym.rewards.generators import ORDINARY_GENERATORS
 from mutagym.rewards.harden import harden_checker, kill_matrix_for
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from mutagym.substrates.catalog import load_problem
-from testkit import substrate_with
+from testkit import local_ray, substrate_with
 
 GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
 
@@ -43,19 +41,12 @@ def hand_mutants():
 
 @pytest.fixture(scope="module")
 def km(tmp_path_factory):
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray(num_cpus=1):
         out = tmp_path_factory.mktemp("km")
         result = run_killmatrix(hand_mutants(), KillMatrixSettings(
             out=str(out), generators=GENERATORS, presets=("official",), seeds=(0,),
             schedules=("ascending",), progress=False))
         yield load_killmatrix(result)
-    finally:
-        if started:
-            ray.shutdown()
 
 
 class TestHardenChecker:

@@ -1,17 +1,15 @@
 """The harden report's gate row and shape-class table, on a real kill matrix with two shape classes."""
 
-import os
 import re
 
 import pytest
-import ray
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
 from mutagym.rewards.harden import HardenSummary, harden_checker
 from mutagym.rewards.report import GATE_ROW, gate_score, shape_rows, write_report
 from mutagym.rewards.scoring import load_killmatrix, score_checker
-from testkit import substrate_with
+from testkit import local_ray, substrate_with
 
 
 def mutants():
@@ -29,18 +27,11 @@ def mutants():
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory):
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray():
         out = tmp_path_factory.mktemp("report")
         result = run_killmatrix(mutants(), KillMatrixSettings(
             out=str(out / "killmatrix"), generators=("uniform01", "sign_mixed"), presets=("official", "tiny"),
             shape_classes=("mod4_1", "mod4_2"), schedules=("ascending",), progress=False))
-    finally:
-        if started:
-            ray.shutdown()
     km = load_killmatrix(result)
     # one input per problem: no single input kills all three (the n % 4 == 2 one has no negative value)
     hardened = harden_checker(km, budget=1, date="2026-12-01")

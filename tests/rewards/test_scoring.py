@@ -1,10 +1,8 @@
 """Scoring checker versions on a small real kill matrix (real g++, real Ray)."""
 
 import math
-import os
 
 import pytest
-import ray
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards import scoring
@@ -13,7 +11,7 @@ from mutagym.rewards.scoring import (attribute_checkers, cell_killed, false_reje
                                      killed_by, load_killmatrix, score_checker)
 from mutagym.rewards.comparator import Comparator
 from mutagym.substrates.catalog import load_problem
-from testkit import substrate_with
+from testkit import local_ray, substrate_with
 
 GENERATORS = ("uniform01", "sign_mixed", "large_offset", "negated")
 
@@ -36,19 +34,11 @@ def hand_mutants():
 @pytest.fixture(scope="module")
 def km(tmp_path_factory):
     """One kill matrix for the module: 4 mutants x 4 generators at the official shape, 2 seeds."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray(num_cpus=1):
         out = tmp_path_factory.mktemp("km")
-        result = run_killmatrix(hand_mutants(), KillMatrixSettings(
+        yield run_killmatrix(hand_mutants(), KillMatrixSettings(
             out=str(out), generators=GENERATORS, presets=("official",), seeds=(0, 1),
             schedules=("ascending",), progress=False))
-        yield result
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def targeted_checker():
