@@ -74,12 +74,14 @@ class FreshSuites:
         for key, *_ in wanted:
             need[key] = need.get(key, 0) + 1
         how = {key: (checker, problem, ref, batch) for key, checker, problem, ref, batch in wanted}
+        for key in need:
+            self._ready.setdefault(key, deque())
         for _ in range(self.max_rounds):
-            short = {key: n - len(self._ready.setdefault(key, deque())) for key, n in need.items()
-                     if len(self._ready.setdefault(key, deque())) < n}
+            short = {key: n - len(self._ready[key]) for key, n in need.items() if len(self._ready[key]) < n}
             if not short:
                 break
-            self._gate({key: (*how[key], max(how[key][3], n)) for key, n in short.items()})
+            self._gate({key: (checker, problem, ref, max(batch, n))
+                        for key, n in short.items() for checker, problem, ref, batch in [how[key]]})
         out, k = [], 0
         for _, _, refs, _ in requests:
             out.append([])
@@ -93,11 +95,11 @@ class FreshSuites:
         c = checker.comparator_for(problem)
         return (problem, ref.generator, ref.preset, c.atol, c.rtol, c.matched_ratio)
 
-    def _gate(self, draws: dict[tuple, tuple[CheckerVersion, str, InputRef, int, int]]) -> None:
+    def _gate(self, draws: dict[tuple, tuple[CheckerVersion, str, InputRef, int]]) -> None:
         """Draw `count` new seeds of each key's pattern and add the valid ones to its ready queue:
         one `check_validity` per problem and comparator over every draw."""
         groups: dict[tuple, list] = {}
-        for key, (checker, problem, ref, _, count) in draws.items():
+        for key, (checker, problem, ref, count) in draws.items():
             start = self._counter.get(key, 0)
             self._counter[key] = start + count
             p = load_problem(problem)
@@ -111,7 +113,7 @@ class FreshSuites:
         for (problem, _), (checker, made) in groups.items():
             verdicts = check_validity(load_problem(problem), [g for _, _, g, _ in made],
                                       checker.comparator_for(problem), backend=self.backend,
-                                      references=[refs for *_, refs in made], cache=self.cache)
+                                      references=[refs for *_, refs in made])
             for (key, r, _, _), v in zip(made, verdicts):
                 if v.valid:
                     self._ready[key].append(r)
