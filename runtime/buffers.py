@@ -5,24 +5,76 @@ need) so that reading or writing one element past it lands on an inaccessible gu
 are mapped read-only by the runner. Two gaps remain, both documented trade-offs: an access up to
 15 bytes past a buffer whose size is not a multiple of 16 stays inside its last aligned slot, and
 an access *before* the start lands in the unused head of the buffer's first page (it faults only
-once it crosses into the guard page below). Outputs and poison-initialised scratch are filled with a poison
-pattern (all-ones bytes: NaN for floating point types, 0xcd bytes for integers) so that elements a
-kernel never writes cannot pass a comparison. The runner maps the same memfd, so outputs need no
+once it crosses into the guard page below). The runner maps the same memfd, so outputs need no
 copy back.
+
+Poison. Memory a kernel did not write holds whatever a GPU allocation held before: never a
+value a kernel may rely on. So outputs and `init = "poison"` scratch, and the slack around every
+buffer (the head of its first page and the tail after its data, inputs' included: reads there are
+out-of-bounds reads that do not fault), are filled with poison drawn per case and buffer
+(`Poison`): each buffer draws one family, and the family draws its values element by element.
+
+| family | floating point (float16, bfloat16, float32, float64) | integers | bool |
+| --- | --- | --- | --- |
+| `nan` | quiet NaNs, random sign and payload | - | - |
+| `large+` / `large-` | +/- one of four large finite magnitudes (float32: 1e30, 1e36, 3e38, FLT_MAX; float16: 1e4, 3e4, 6e4, 65504; ...) | signed: in [2^(b-2), 2^(b-1)) or [-2^(b-1), -2^(b-2)); unsigned: top bit (and for `-` the next) set | - |
+| `large±` | the same with a random sign per element | either | - |
+| `bits` | uniformly random bits | uniformly random bits | - |
+| `true` / `mixed` | - | - | bytes >= 2 (true, never the canonical 1) / those or 0 at random |
+
+The draw is deterministic: a case's seed is a digest of what the case is (its inputs' names,
+dtypes, shapes and bytes, its outputs' names, dtypes and shapes; `case_digest`), never of the
+kernel or of the case's place in a batch, so the same case always gets the same bytes, a kill
+matrix's mutants all see the same poison, and `reset` restores exactly the first fill. The values
+come from PCG64's raw stream (`random_raw`), stable across numpy versions. Element `i` of a
+buffer's data, element `i` past its end and element `i` before its start come from three streams
+of their own, so the `cuda` backend, whose slack is 256 canary bytes on each side rather than a
+page, fills the same positions with the same values. `init = "zero"` scratch is zero (its
+slack is poisoned); inputs' data are the inputs' bytes. Families differ between the buffers of a
+case and between cases, so a kernel whose output depends on what its memory held first (a
+`fmaxf` accumulator never initialised, which the old fixed NaN poison made an identity; a read
+one past the end, which zero slack made a no-op for a sum) is wrong on some case, and a correct
+kernel's verdict never depends on it. Shared memory is poisoned by the runner (all-ones bytes).
 """
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from .plan import ResolvedPlan
+from .plan import ITEMSIZE, BufferSpec, ResolvedPlan
 
 PAGE = mmap.PAGESIZE
 ALIGN = 16
+
+FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
+#: The poison families a buffer may draw, by the kind of its dtype (module docstring).
+FLOAT_FAMILIES = ("nan", "large+", "large-", "large±", "bits")
+INT_FAMILIES = ("large+", "large-", "large±", "bits")
+BOOL_FAMILIES = ("true", "mixed")
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _bf16_bits(values) -> np.ndarray:
+    """bfloat16 bit patterns of float32 values, by truncation (the values here stay finite)."""
+    return (np.array(values, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+#: Four large finite magnitudes per floating-point dtype, as bit patterns.
+_LARGE = {
+    "float32": np.array([1e30, 1e36, 3e38, np.finfo(np.float32).max], np.float32).view(np.uint32),
+    "float64": np.array([1e30, 1e100, 1e300, np.finfo(np.float64).max], np.float64).view(np.uint64),
+    "float16": np.array([1e4, 3e4, 6e4, 65504], np.float16).view(np.uint16),
+    "bfloat16": np.append(_bf16_bits([1e30, 1e35, 3e38]), np.uint16(0x7F7F)),   # 0x7f7f: the largest
+}
+#: Exponent all ones plus the quiet bit: OR-ed onto random sign and payload bits, a quiet NaN.
+_QUIET_NAN = {"float32": 0x7FC00000, "float64": 0x7FF8 << 48, "float16": 0x7E00, "bfloat16": 0x7FC0}
 
 
 def numpy_dtype(name: str) -> np.dtype:
@@ -32,8 +84,125 @@ def numpy_dtype(name: str) -> np.dtype:
     return np.dtype(name)
 
 
-def poison_byte(dtype: str) -> int:
-    return 0xFF if dtype in ("float16", "bfloat16", "float32", "float64") else 0xCD
+def families(dtype: str) -> tuple[str, ...]:
+    """The poison families a buffer of `dtype` draws from."""
+    if dtype in FLOAT_DTYPES:
+        return FLOAT_FAMILIES
+    return BOOL_FAMILIES if dtype == "bool" else INT_FAMILIES
+
+
+def _digest(entries: Iterable[tuple[str, str, str, tuple[int, ...]]],
+            inputs: Mapping[str, np.ndarray]) -> bytes:
+    h = hashlib.sha256(b"mutagym poison 1\0")
+    for role, name, dtype, shape in sorted(entries, key=lambda e: (e[0], e[1])):
+        h.update(repr((role, name, dtype, tuple(int(n) for n in shape))).encode() + b"\0")
+        if role == "input":
+            h.update(np.ascontiguousarray(inputs[name]).reshape(-1).view(np.uint8))
+    return h.digest()
+
+
+def case_digest(specs: Iterable[BufferSpec], inputs: Mapping[str, np.ndarray]) -> bytes:
+    """The seed of one case's poison: its inputs (names, dtypes, shapes, bytes) and outputs (names,
+    dtypes, shapes), as a plan lays them out; scratch buffers, launches and kernels do not enter."""
+    return _digest(((s.role, s.name, s.dtype, s.shape) for s in specs if s.role in ("input", "output")),
+                   inputs)
+
+
+def run_case_digest(case) -> bytes:
+    """`case_digest` of a `RunCase`, without a plan (the same bytes as its plan's)."""
+    entries = [("input", name, np.dtype(a.dtype).name, np.shape(a)) for name, a in case.inputs.items()]
+    entries += [("output", name, dtype, shape) for name, (shape, dtype) in case.outputs.items()]
+    return _digest(entries, case.inputs)
+
+
+class Poison:
+    """The poison of one buffer of one case: its family and, element by element, its values in
+    three streams: `data` (element i of the buffer), `after` (element i past its end) and
+    `before` (element i + 1 before its start)."""
+
+    def __init__(self, digest: bytes, name: str, dtype: str):
+        self.dtype = dtype
+        self.itemsize = ITEMSIZE[dtype]
+        self._key = hashlib.sha256(digest + b"\0buffer\0" + name.encode()).digest()
+        choices = families(dtype)
+        self.family = choices[int(self._stream("family").random_raw()) % len(choices)]
+
+    def _stream(self, part: str) -> np.random.PCG64:
+        seed = hashlib.sha256(self._key + b"\0" + part.encode()).digest()[:16]
+        return np.random.PCG64(int.from_bytes(seed, "little"))
+
+    def elements(self, part: str, count: int) -> np.ndarray:
+        """`count` elements of stream `part`, as unsigned integers of the dtype's width."""
+        width = _UINT[self.itemsize]
+        words = -(-count * self.itemsize // 8)
+        u = self._stream(part).random_raw(words).view(width)[:count]
+        return _shape(u, self.dtype, self.family)
+
+    def data(self, nbytes: int) -> np.ndarray:
+        """The bytes of the buffer's own elements (`nbytes` of them)."""
+        return self.elements("data", nbytes // self.itemsize).view(np.uint8)
+
+    def after(self, nbytes: int) -> np.ndarray:
+        """The `nbytes` bytes right after the buffer's end."""
+        return self.elements("after", nbytes // self.itemsize).view(np.uint8)
+
+    def before(self, nbytes: int) -> np.ndarray:
+        """The `nbytes` bytes right before the buffer's start, in address order."""
+        return np.ascontiguousarray(self.elements("before", nbytes // self.itemsize)[::-1]).view(np.uint8)
+
+    def values(self, shape: tuple[int, ...]) -> np.ndarray:
+        """The buffer's poison as an array of its dtype: what an element nobody wrote reads."""
+        count = int(np.prod(shape, dtype=np.int64))
+        return self.elements("data", count).view(numpy_dtype(self.dtype)).reshape(shape)
+
+
+def _shape(u: np.ndarray, dtype: str, family: str) -> np.ndarray:
+    """Random unsigned words `u` made into `family`'s values of `dtype`, in place where it can."""
+    width = u.dtype.type
+    bits = 8 * u.itemsize
+    sign = width(1 << (bits - 1))
+    if family == "bits":
+        return u
+    if dtype in FLOAT_DTYPES:
+        if family == "nan":
+            quiet = _QUIET_NAN[dtype]
+            np.bitwise_and(u, width(int(sign) | ((quiet & -quiet) - 1)), out=u)   # sign, payload below the quiet bit
+            np.bitwise_or(u, width(quiet), out=u)
+            return u
+        signs = np.bitwise_and(u, sign) if family == "large±" else None
+        out = _LARGE[dtype][np.bitwise_and(u, width(3))]
+        if family == "large-":
+            np.bitwise_or(out, sign, out=out)
+        elif signs is not None:
+            np.bitwise_or(out, signs, out=out)
+        return out
+    if dtype == "bool":
+        if family == "mixed":
+            keep = np.bitwise_and(u, width(1))
+            np.bitwise_or(u, width(2), out=u)
+            np.multiply(u, keep, out=u)
+            return u
+        return np.bitwise_or(u, width(2), out=u)
+    quarter = width(1 << (bits - 2))
+    if dtype.startswith("uint"):
+        np.bitwise_or(u, sign if family != "large-" else width(int(sign) | int(quarter)), out=u)
+        return u
+    top = np.bitwise_and(u, sign) if family == "large±" else None
+    np.bitwise_and(u, width(int(quarter) - 1), out=u)
+    if family == "large+":
+        np.bitwise_or(u, quarter, out=u)
+    elif family == "large-":
+        np.bitwise_or(u, sign, out=u)
+    else:   # top bit set: 10.. (negative), clear: 01.. (positive)
+        np.bitwise_or(u, top, out=u)
+        np.bitwise_or(u, np.bitwise_xor(np.right_shift(top, width(1)), quarter), out=u)
+    return u
+
+
+def initial_output(case, name: str) -> np.ndarray:
+    """What output `name` of a `RunCase` holds before any kernel writes it, on either backend."""
+    shape, dtype = case.outputs[name]
+    return Poison(run_case_digest(case), name, dtype).values(tuple(shape))
 
 
 @dataclass(frozen=True)
@@ -95,6 +264,10 @@ class DeviceMemory:
         self.map = mmap.mmap(self.fd, self.size)
         self.plans = plans
         self.inputs = inputs
+        self.poisons: list[dict[str, Poison]] = []
+        for plan, case_inputs in zip(plans, inputs):
+            digest = case_digest(plan.buffers, case_inputs)
+            self.poisons.append({b.name: Poison(digest, b.name, b.dtype) for b in plan.buffers})
         self._fill(inputs)
 
     def holds(self, plans: list[ResolvedPlan], inputs: list[dict[str, np.ndarray]]) -> bool:
@@ -106,28 +279,33 @@ class DeviceMemory:
                 and all(_same_frozen_arrays(a, b) for a, b in zip(inputs, self.inputs)))
 
     def _fill(self, inputs: list[dict[str, np.ndarray]] | None) -> None:
-        """Initialise outputs and scratch, and copy in the inputs unless `inputs` is None."""
+        """Fill outputs and scratch (poison, or zero for `init = "zero"` scratch) and the poison
+        around them; unless `inputs` is None, copy in the inputs and poison the slack around them
+        (the runner maps inputs' pages read-only, so that slack never needs restoring)."""
         for case, plan in enumerate(self.plans):
             for buf in plan.buffers:
                 if buf.role == "input" and inputs is None:
                     continue
-                p = self.placements[case][buf.name]
-                view = np.frombuffer(self.map, dtype=np.uint8, count=p.nbytes, offset=p.offset)
+                p, poison = self.placements[case][buf.name], self.poisons[case][buf.name]
+                start, end, stop = p.region[0], p.offset + p.nbytes, p.region[1]
+                view = np.frombuffer(self.map, dtype=np.uint8, count=stop - start, offset=start)
+                view[:p.offset - start] = poison.before(p.offset - start)
+                view[end - start:] = poison.after(stop - end)
+                data = view[p.offset - start:end - start]
                 if buf.role == "input":
-                    view[:] = np.ascontiguousarray(inputs[case][buf.name]).view(np.uint8).reshape(-1)
-                    continue
-                view[:] = 0 if buf.init == "zero" else poison_byte(buf.dtype)
-                # the bytes around the data, zero in a fresh memfd, which a kernel can write out
-                # of bounds without faulting (the module docstring): zero again after a reset
-                self.map[p.region[0]:p.offset] = bytes(p.offset - p.region[0])
-                self.map[p.offset + p.nbytes:p.region[1]] = bytes(p.region[1] - p.offset - p.nbytes)
+                    data[:] = np.ascontiguousarray(inputs[case][buf.name]).reshape(-1).view(np.uint8)
+                elif buf.init == "zero":
+                    data[:] = 0
+                else:
+                    data[:] = poison.data(p.nbytes)
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch
         or another kernel on the same cases (inputs are read-only to the runner, so they need no
-        copy). The zero bytes of a fresh memfd around each writable buffer's data, which a kernel
-        can write out of bounds without faulting (see the module docstring), are restored too:
-        after a reset the memory is byte for byte as freshly laid out and filled."""
+        copy). The poison around each writable buffer's data, which a kernel can write out of
+        bounds without faulting (see the module docstring), is restored too: after a reset the
+        memory is byte for byte as freshly laid out and filled (the poison is drawn again from
+        the same seeds, so it is the same)."""
         self._fill(None)
 
     def read(self, case: int, name: str) -> np.ndarray:

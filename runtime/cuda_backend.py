@@ -7,8 +7,10 @@ How a case runs:
    for the newest virtual architecture NVRTC knows when it has no cubin target for that GPU.
 2. A long-lived child process (a fresh interpreter; one per GPU per parent process, shared by
    every `CudaKernel`) loads the code with `cupy.RawModule(path=...)` and allocates every buffer
-   with 256 canary bytes (0xA5) before and after it. Inputs are copied in; outputs and poisoned
-   scratch are filled with 0xFF bytes (NaN in every float format) or 0xCD bytes (integers);
+   with 256 canary bytes before and after it. Inputs are copied in; outputs and poisoned scratch
+   are filled with the case's poison and the canaries with the poison of the positions they
+   stand for, the very values the CPU emulator puts there (`buffers.Poison`: drawn per case and
+   buffer from a digest of the case, NaN, large finite values of either sign, random bits);
    `init = "zero"` scratch is zeroed. This happens before every case.
 3. Launches run in plan order, each followed by a device synchronisation and a canary check, so a
    fault names its launch. After the last launch every input is compared byte for byte with the
@@ -20,7 +22,7 @@ Outcomes (`RunResult.outcome`):
 | --- | --- |
 | all launches finished, canaries and inputs intact | `ok` |
 | illegal or misaligned address | `memory_fault` |
-| a canary changed (write past either end of a buffer) | `memory_fault` naming the buffer |
+| a canary byte changed (write past either end of a buffer) | `memory_fault` naming the buffer |
 | an input's bytes changed | `memory_fault` ("kernel wrote to input 'x'") |
 | trap, device assert, illegal instruction, launch failure, bad launch configuration | `crash` |
 | still running after `timeout_s` (whole case) | `timeout`; the child is killed and restarted |
@@ -62,7 +64,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .buffers import numpy_dtype, poison_byte
+from .buffers import Poison, case_digest, numpy_dtype
 from .cases import RunCase, parse_schedule
 from .errors import InfrastructureError
 from .nvrtc import nvrtc_compile, nvrtc_supported_archs
@@ -72,9 +74,8 @@ from .submission import Submission, parse_submission
 
 __all__ = ["CudaKernel", "cuda_available", "shutdown_workers", "CANARY_BYTES"]
 
-#: Bytes of canary before and after every device buffer.
+#: Bytes of canary before and after every device buffer (the buffer's poison for those positions).
 CANARY_BYTES = 256
-_CANARY = 0xA5
 #: Seconds a fresh child may take to import CuPy and create its context.
 _STARTUP_TIMEOUT_S = 180.0
 #: A child that has loaded this many modules retires after the case (CuPy keeps them loaded).
@@ -101,8 +102,13 @@ class _Buffer:
     role: str
     nbytes: int
     itemsize: int
-    fill: int | None  # byte to fill with, or None when `data` holds the contents
+    fill: int | None  # 0 for zeroed scratch; None: `data` holds the contents, or poison when None
     data: bytes | None
+    dtype: str = "uint8"
+    digest: bytes = b""  # the case's poison seed (`buffers.case_digest`)
+
+    def poison(self) -> Poison:
+        return Poison(self.digest, self.name, self.dtype)
 
 
 @dataclass(frozen=True)
@@ -116,16 +122,15 @@ class _Job:
 
 def _build_job(plan: ResolvedPlan, case: RunCase, module_key: str, image_kind: str, image: bytes) -> _Job:
     buffers = []
+    digest = case_digest(plan.buffers, case.inputs)
     for spec in plan.buffers:
         data = fill = None
         if spec.init == "data":
             data = np.ascontiguousarray(case.inputs[spec.name]).tobytes()
         elif spec.init == "zero":
             fill = 0
-        else:
-            fill = poison_byte(spec.dtype)
         buffers.append(_Buffer(spec.name, spec.role, spec.nbytes, numpy_dtype(spec.dtype).itemsize,
-                               fill, data))
+                               fill, data, spec.dtype, digest))
     return _Job(module_key, image_kind, image, tuple(buffers), tuple(plan.launches))
 
 
@@ -178,20 +183,39 @@ def _load_module(cupy, folder: str, modules: dict, job: _Job) -> dict:
     return kernels
 
 
-def _canary_fault(cupy, device: dict, buffers: Sequence[_Buffer]) -> str | None:
-    """Describe the first changed canary byte, in the CPU emulator's words, or None."""
+def _canary_fault(cupy, device: dict, buffers: Sequence[_Buffer], canaries: dict) -> str | None:
+    """Describe the first changed canary byte, in the CPU emulator's words, or None. `canaries`
+    maps a buffer to the (head, tail) bytes it was given."""
     for buf in buffers:
         whole = device[buf.name]
         count = buf.nbytes // buf.itemsize
-        tail = np.flatnonzero(cupy.asnumpy(whole[CANARY_BYTES + buf.nbytes:]) != _CANARY)
+        before, after = canaries[buf.name]
+        tail = np.flatnonzero(cupy.asnumpy(whole[CANARY_BYTES + buf.nbytes:]) != after)
         if tail.size:
             element = (buf.nbytes + int(tail[0])) // buf.itemsize
             return f"write past the end of {buf.role} '{buf.name}' (element {element}, size {count})"
-        head = np.flatnonzero(cupy.asnumpy(whole[:CANARY_BYTES]) != _CANARY)
+        head = np.flatnonzero(cupy.asnumpy(whole[:CANARY_BYTES]) != before)
         if head.size:
             return (f"write before the start of {buf.role} '{buf.name}' "
                     f"({CANARY_BYTES - int(head[0])} bytes before)")
     return None
+
+
+def _host_image(buf: _Buffer) -> np.ndarray:
+    """A buffer's initial bytes with its canaries: the poison before it, its contents (the input,
+    zeros, or its poison), the poison after it."""
+    poison = buf.poison()
+    host = np.empty(buf.nbytes + 2 * CANARY_BYTES, dtype=np.uint8)
+    host[:CANARY_BYTES] = poison.before(CANARY_BYTES)
+    host[CANARY_BYTES + buf.nbytes:] = poison.after(CANARY_BYTES)
+    inner = host[CANARY_BYTES:CANARY_BYTES + buf.nbytes]
+    if buf.data is not None:
+        inner[:] = np.frombuffer(buf.data, dtype=np.uint8)
+    elif buf.fill is not None:
+        inner[:] = buf.fill
+    else:
+        inner[:] = poison.data(buf.nbytes)
+    return host
 
 
 def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, bool]:
@@ -201,11 +225,10 @@ def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, 
     current = None
     try:
         kernels = _load_module(cupy, folder, modules, job)
-        device = {}
+        device, canaries = {}, {}
         for buf in job.buffers:
-            host = np.full(buf.nbytes + 2 * CANARY_BYTES, _CANARY, dtype=np.uint8)
-            inner = host[CANARY_BYTES:CANARY_BYTES + buf.nbytes]
-            inner[:] = np.frombuffer(buf.data, dtype=np.uint8) if buf.data is not None else buf.fill
+            host = _host_image(buf)
+            canaries[buf.name] = (host[:CANARY_BYTES].copy(), host[CANARY_BYTES + buf.nbytes:].copy())
             device[buf.name] = cupy.asarray(host)
         for launch in job.launches:
             current = launch
@@ -215,7 +238,7 @@ def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, 
                          if arg.kind == "buffer" else _value_arg(arg.value) for arg in launch.args)
             kernel(launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
             cupy.cuda.runtime.deviceSynchronize()
-            fault = _canary_fault(cupy, device, job.buffers)
+            fault = _canary_fault(cupy, device, job.buffers, canaries)
             if fault:
                 return ("fault", "memory_fault",
                         f"{fault} in launch {launch.index} (kernel {launch.kernel!r})"), False

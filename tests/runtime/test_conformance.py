@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from mutagym.runtime import CompileError, RunCase, RunResult, compile
+from mutagym.runtime.buffers import Poison, initial_output, run_case_digest
 from mutagym.runtime.nvrtc import nvrtc_compile
 from submission_text import compiled, launch, scratch, submission
 
@@ -907,10 +908,10 @@ def _():
         idx = rng(n).integers(0, bins, n).astype(np.int32)
         w = rng(n + 1).integers(1, 4, n).astype(np.float32)
         want = np.bincount(idx, weights=w, minlength=bins).astype(np.float32)
-        poison = np.full(bins, 0xCDCDCDCD, np.uint32).view(np.int32)   # never written: 0xcd bytes
-        cases.append(Case(f"n={n}-bins={bins}", RunCase(
-            {"idx": idx, "w": w}, {"out": ((bins,), "float32"), "poison": ((bins,), "int32")},
-            {"n": n, "bins": bins}), exact(out=want, poison=poison)))
+        case = RunCase({"idx": idx, "w": w}, {"out": ((bins,), "float32"), "poison": ((bins,), "int32")},
+                       {"n": n, "bins": bins})
+        poison = Poison(run_case_digest(case), "raw", "int32").values((bins,))   # never written: the case's poison
+        cases.append(Case(f"n={n}-bins={bins}", case, exact(out=want, poison=poison)))
     return cases
 
 
@@ -1447,14 +1448,14 @@ def _():
     n = 150
     sparse = np.full(n, np.nan, np.float32)
     sparse[::2] = 1.0
+    case = RunCase({}, {"seen": ((192,), "uint32"), "sparse": ((n,), "float32")}, {"n": n})
     want_sparse = sparse.view(np.uint32).copy()
-    want_sparse[1::2] = 0xFFFFFFFF     # unwritten outputs keep the poison: all-ones bits (a NaN)
+    want_sparse[1::2] = initial_output(case, "sparse").view(np.uint32)[1::2]   # unwritten: the case's poison
 
     def check(result, where):
         assert_same(result.outputs["seen"], np.full(192, 0xFFFFFFFF, np.uint32), f"{where}: shared before write")
         assert_same(result.outputs["sparse"].view(np.uint32), want_sparse, f"{where}: sparse bits")
-    return [Case("3 blocks", RunCase({}, {"seen": ((192,), "uint32"), "sparse": ((n,), "float32")}, {"n": n}),
-                 check)]
+    return [Case("3 blocks", case, check)]
 
 
 CONVERSIONS = submission("""

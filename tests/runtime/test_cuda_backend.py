@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from mutagym.runtime.cases import RunCase, parse_schedule
-from mutagym.runtime.cuda_backend import (CudaKernel, _build_job, _classify_cuda_error,
-                                          _value_arg, cuda_available, shutdown_workers)
+from mutagym.runtime.buffers import DeviceMemory, initial_output
+from mutagym.runtime.cuda_backend import (CANARY_BYTES, CudaKernel, _build_job, _classify_cuda_error,
+                                          _host_image, _value_arg, cuda_available, shutdown_workers)
 from mutagym.runtime.errors import CompileError, InfrastructureError
 from mutagym.runtime.nvrtc import nvrtc_compile
 from mutagym.runtime.plan import resolve_plan
@@ -225,7 +226,8 @@ class TestRunBatchArguments:
 
 class TestBuildJob:
     def test_buffers_are_filled_as_the_plan_says(self):
-        """Inputs carry their bytes; float outputs 0xFF, int outputs 0xCD, zero scratch 0."""
+        """Inputs carry their bytes; outputs and poisoned scratch are poisoned in the child from the
+        case's seed (no bytes travel); zero scratch is 0."""
         sub = parse_submission(TOTAL)
         case = RunCase({"x": np.arange(300, dtype=np.float32)},
                        {"total": ((1,), "float32"), "blocks": ((1,), "int32")}, {"n": 300})
@@ -233,10 +235,35 @@ class TestBuildJob:
         job = _build_job(plan, case, "key", "cubin", b"image")
         buffers = {b.name: b for b in job.buffers}
         assert buffers["x"].data == case.inputs["x"].tobytes() and buffers["x"].fill is None
-        assert (buffers["total"].fill, buffers["blocks"].fill) == (0xFF, 0xCD)
-        assert (buffers["partial"].fill, buffers["partial"].nbytes) == (0xFF, 2 * 4)
+        for name in ("total", "blocks", "partial"):
+            assert buffers[name].fill is None and buffers[name].data is None, name
+        assert buffers["partial"].nbytes == 2 * 4
         assert (buffers["count"].fill, buffers["count"].itemsize) == (0, 4)
+        assert len({b.digest for b in job.buffers}) == 1
         assert [launch.kernel for launch in job.launches] == ["partial_sums", "finish"]
+
+    def test_poison_and_canaries_are_the_cpu_emulators_bytes(self):
+        """A buffer's image holds the bytes the CPU emulator's memory holds at the same positions:
+        the output's poison, and the poison past either end that the canaries stand for."""
+        sub = parse_submission(TOTAL)
+        case = RunCase({"x": np.arange(300, dtype=np.float32)},
+                       {"total": ((1,), "float32"), "blocks": ((1,), "int32")}, {"n": 300})
+        plan = resolve_plan(sub, case.inputs, case.outputs, case.dims, case.scalars)
+        job = _build_job(plan, case, "key", "cubin", b"image")
+        memory = DeviceMemory([plan], [case.inputs])
+        try:
+            for buf in job.buffers:
+                host = _host_image(buf)
+                p = memory.placements[0][buf.name]
+                head = min(CANARY_BYTES, p.offset - p.region[0])
+                tail = min(CANARY_BYTES, p.region[1] - p.offset - p.nbytes)
+                cpu = bytes(memory.map[p.offset - head:p.offset + p.nbytes + tail])
+                gpu = host[CANARY_BYTES - head:CANARY_BYTES + buf.nbytes + tail].tobytes()
+                assert cpu == gpu, buf.name
+            assert _host_image(job.buffers[1])[CANARY_BYTES:CANARY_BYTES + 4].tobytes() == \
+                initial_output(case, "total").tobytes()
+        finally:
+            memory.close()
 
     def test_non_contiguous_input_is_copied_in_c_order(self):
         x = np.arange(12, dtype=np.float32).reshape(3, 4).T
@@ -351,8 +378,8 @@ class TestOnGpu:
         result = run_one(HALF, case)
         assert result.ok, result.message
         assert result.outputs["f"][:4].tolist() == [1.0] * 4
-        assert np.isnan(result.outputs["f"][4:]).all()
-        assert result.outputs["k"][4:].view(np.uint32).tolist() == [0xCDCDCDCD] * 4
+        assert result.outputs["f"][4:].tobytes() == initial_output(case, "f")[4:].tobytes()
+        assert result.outputs["k"][4:].tobytes() == initial_output(case, "k")[4:].tobytes()
 
     def test_bfloat16(self):
         import ml_dtypes

@@ -10,7 +10,7 @@ import numpy as np
 
 from mutagym.runtime import RunCase
 from mutagym.runtime import cpu_backend
-from mutagym.runtime.buffers import frozen
+from mutagym.runtime.buffers import Poison, frozen, initial_output, run_case_digest
 from submission_text import compiled, submission
 
 SCALE = submission("""
@@ -57,7 +57,8 @@ def test_a_batch_on_the_same_frozen_inputs_reuses_the_memory_and_resets_outputs(
     assert cpu_backend._resident.memory is kept          # no new memfd, no copy of the inputs
     np.testing.assert_array_equal(first.outputs["y"], 2 * np.arange(100, dtype=np.float32))
     np.testing.assert_array_equal(second.outputs["y"][:50], 2 * np.arange(50, dtype=np.float32))
-    assert np.isnan(second.outputs["y"][50:]).all()     # poison again, not the first kernel's values
+    poison = initial_output(cases(x)[0], "y")[50:]       # poison again, not the first kernel's values
+    assert second.outputs["y"][50:].tobytes() == poison.tobytes()
 
 
 def test_other_frozen_inputs_of_the_same_shape_are_copied_in():
@@ -97,5 +98,7 @@ def test_what_a_kernel_wrote_out_of_bounds_does_not_reach_the_next_kernel():
     kept = cpu_backend._resident.memory
     after = compiled(PEEK).run_batch(cases(x))[0]
     assert cpu_backend._resident.memory is kept
-    np.testing.assert_array_equal(after.outputs["y"][:2], [0.0, 0.0])
+    around = Poison(run_case_digest(cases(x)[0]), "y", "float32")   # y[-1] and y[n]: the poison
+    want = np.concatenate([around.before(4), around.after(4)]).view(np.float32)
+    assert after.outputs["y"][:2].tobytes() == want.tobytes()
     np.testing.assert_array_equal(after.outputs["y"], fresh.outputs["y"])
