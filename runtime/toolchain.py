@@ -20,10 +20,12 @@ import functools
 import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from .bounded import DEFAULT_LIMITS, Limits, private_dir, run_bounded
@@ -38,12 +40,86 @@ EMULATION_HEADER = "mutagym_cuda.h"
 #: IEEE arithmetic; two of its optimisations are turned off because CUDA code relies on their
 #: absence: type punning through pointer casts (strict aliasing), and a null dereference that must
 #: fault as a memory access, not become a trap (isolate-erroneous-paths).
-KERNEL_FLAGS = (
+_BASE_KERNEL_FLAGS = (
     "-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fno-isolate-erroneous-paths-dereference",
     "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
     "-fno-threadsafe-statics", "-fno-stack-protector", "-fno-math-errno", "-fno-plt",
     "-w",
 )
+
+#: FMA contraction, as nvcc's default (-fmad=true): a product that feeds an add or a subtract
+#: (float or double, across statements, as NVVM sees it after inlining) becomes one fused
+#: multiply-add, a single rounding. g++ does the same with -ffp-contract=fast where the target has
+#: FMA instructions: on x86-64 only with -mfma (which also enables AVX encodings), so the CPU must
+#: have FMA and AVX (/proc/cpuinfo); aarch64 always has FMA. `__MG_FP_CONTRACT` tells the emulation
+#: headers, whose __half operators model HFMA contraction (mg_half.h). Off is nvcc -fmad=false:
+#: -ffp-contract=off, which also stops the contraction GNU mode does by default on aarch64.
+#: The intrinsics CUDA never contracts (__fmul_rn, __fadd_rn, atomicAdd's add, ...) stay unfused
+#: behind the headers' opaque barriers; __fmaf_rn and fmaf are always fused.
+#:
+#: `MUTAGYM_FMA` (read at each build; a `fma=` argument of `build_kernel` wins over it): `1`/`on`
+#: contracts and fails (InfrastructureError) where this CPU cannot; `0`/`off` never contracts;
+#: unset or `auto` contracts where the CPU can and otherwise builds without contraction, with a
+#: RuntimeWarning once (results then differ from a GPU's in the last bits of a*b+c).
+FMA_ENV = "MUTAGYM_FMA"
+_FMA_ON = ("-ffp-contract=fast", "-D__MG_FP_CONTRACT=1")
+_FMA_OFF = ("-ffp-contract=off",)
+_FMA_X86 = ("-mfma",)
+_FMA_SCHEME = "fma-1"  # bumped when what the modes mean changes (it enters runtime_version)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_fma_flags() -> tuple[str, ...] | None:
+    """The target flags that let g++ emit FMA on this CPU; None if it has no FMA instructions."""
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return ()
+    if machine in ("x86_64", "amd64", "i386", "i686"):
+        try:
+            text = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return None
+        line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+        words = set(line.partition(":")[2].split())
+        return _FMA_X86 if {"fma", "avx"} <= words else None
+    return ()  # other targets: g++ contracts where its baseline has FMA (ppc64le, s390x, riscv64)
+
+
+def fma_contraction(fma: bool | None = None) -> bool:
+    """Whether a kernel built now is contracted: *fma* if given, else `MUTAGYM_FMA`, else on where
+    the CPU has FMA. Asking for it where the CPU has none is an InfrastructureError."""
+    if fma is None:
+        value = os.environ.get(FMA_ENV, "auto").strip().lower()
+        if value in ("0", "off", "false", "no"):
+            return False
+        if value not in ("1", "on", "true", "yes", "auto", ""):
+            raise InfrastructureError(f"{FMA_ENV}={value!r}: use 1/on, 0/off or auto")
+        fma = True if value in ("1", "on", "true", "yes") else None
+    if _cpu_fma_flags() is not None:
+        return bool(fma) or fma is None
+    if fma:
+        raise InfrastructureError("FMA contraction was asked for, but this CPU has no FMA "
+                                  f"instructions (x86-64 needs fma and avx); set {FMA_ENV}=0")
+    if fma is None:
+        _warn_no_fma()
+    return False
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_no_fma() -> None:
+    warnings.warn("this CPU has no FMA instructions: kernels are built without FMA contraction, "
+                  "so a*b+c rounds twice where nvcc's default fuses it", RuntimeWarning, stacklevel=3)
+
+
+def kernel_flags(fma: bool | None = None) -> tuple[str, ...]:
+    """Every g++ flag of a kernel build (and of its precompiled header) in the mode *fma* resolves to."""
+    if fma_contraction(fma):
+        return (*_BASE_KERNEL_FLAGS, *_FMA_ON, *_cpu_fma_flags())
+    return (*_BASE_KERNEL_FLAGS, *_FMA_OFF)
+
+
+#: The flags of the mode in effect at import (`MUTAGYM_FMA`); builds read the mode again each time.
+KERNEL_FLAGS = kernel_flags()
 #: Kernels link only against the math library (and libgcc's arithmetic helpers), with no C runtime
 #: start files, so the object carries no initialisers of its own.
 KERNEL_LINK = ("-shared", "-nostdlib", "-lm", "-lgcc")
@@ -68,13 +144,16 @@ def compiler() -> str:
 
 @functools.lru_cache(maxsize=1)
 def runtime_version() -> str:
-    """Hash of the emulator's C++ sources and flags: a change rebuilds every cached object."""
+    """Hash of the emulator's C++ sources and flags: a change rebuilds every cached object. The
+    contraction mode is not in it (both modes share the runner); it is in each kernel's key and in
+    the precompiled header's folder."""
     h = hashlib.sha256()
     for path in sorted(CSRC.iterdir()):
         if path.suffix in (".h", ".cpp"):
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    h.update(" ".join(KERNEL_FLAGS + KERNEL_LINK + RUNNER_FLAGS).encode())
+    h.update(" ".join(_BASE_KERNEL_FLAGS + KERNEL_LINK + RUNNER_FLAGS).encode())
+    h.update(" ".join((_FMA_SCHEME, *_FMA_ON, *_FMA_OFF, *_FMA_X86)).encode())
     return h.hexdigest()[:16]
 
 
@@ -112,10 +191,18 @@ def runner_path() -> Path:
         "the kernel runner"))
 
 
-@functools.lru_cache(maxsize=1)
-def header_path() -> Path:
-    """The emulation header inside the cache, with its precompiled `.gch` beside it."""
-    folder = cache_dir() / f"runtime-{runtime_version()}" / "include"
+def header_path(flags: tuple[str, ...] | None = None) -> Path:
+    """The emulation header inside the cache, with its `.gch` beside it built with *flags*
+    (default: `kernel_flags()`, the mode in effect now): one folder per set of flags."""
+    return _header_path(tuple(flags) if flags is not None else kernel_flags())
+
+
+@functools.lru_cache(maxsize=8)
+def _header_path(flags: tuple[str, ...]) -> Path:
+    # One folder per set of flags, `runtime-<v>/headers/runtime-<flags hash>/include/`: the log
+    # redactor names files in a `runtime-<hex>/include/` folder `<mutagym>/...` (redact.py).
+    tag = hashlib.sha256(" ".join(flags).encode()).hexdigest()[:12]
+    folder = cache_dir() / f"runtime-{runtime_version()}" / "headers" / f"runtime-{tag}" / "include"
     if not (folder / f"{EMULATION_HEADER}.gch").exists():
         folder.mkdir(parents=True, exist_ok=True)
         for path in CSRC.glob("*.h"):
@@ -123,27 +210,30 @@ def header_path() -> Path:
             if not dest.exists() or dest.read_bytes() != path.read_bytes():
                 shutil.copyfile(path, dest)
         _locked_build(folder / f"{EMULATION_HEADER}.gch", lambda tmp: _run(
-            [compiler(), *KERNEL_FLAGS, "-x", "c++-header", str(folder / EMULATION_HEADER), "-o", str(tmp)],
+            [compiler(), *flags, "-x", "c++-header", str(folder / EMULATION_HEADER), "-o", str(tmp)],
             "the precompiled emulation header"))
     return folder / EMULATION_HEADER
 
 
-def build_kernel(translation_unit: str, *, limits: Limits | None = None) -> Path:
+def build_kernel(translation_unit: str, *, limits: Limits | None = None,
+                 fma: bool | None = None) -> Path:
     """Compile a translation unit to a shared object (cached by content); CompileError on failure.
 
-    A limit hit (*limits*, default `KERNEL_LIMITS`) is a CompileError naming the limit."""
-    key = hashlib.sha256(f"{runtime_version()}\n{translation_unit}".encode()).hexdigest()
+    A limit hit (*limits*, default `KERNEL_LIMITS`) is a CompileError naming the limit. *fma*:
+    FMA contraction on or off (default: `MUTAGYM_FMA`, see `fma_contraction`)."""
+    flags = kernel_flags(fma)
+    key = hashlib.sha256(f"{runtime_version()}\n{' '.join(flags)}\n{translation_unit}".encode()).hexdigest()
     target = cache_dir() / f"runtime-{runtime_version()}" / "kernels" / key[:2] / f"{key}.so"
     if KernelCache.touch(target):
         return target
-    header = header_path()
+    header = header_path(flags)
     built = []
 
     def build(tmp: Path) -> None:
         with private_dir("mg-gxx-") as work:
             (work / "submission.cu.cpp").write_text(translation_unit)
             proc = run_bounded(
-                [compiler(), *KERNEL_FLAGS, "-include", str(header), "-o", "kernel.so",
+                [compiler(), *flags, "-include", str(header), "-o", "kernel.so",
                  "submission.cu.cpp", *KERNEL_LINK],
                 what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
             if proc.returncode != 0:
