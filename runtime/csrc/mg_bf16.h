@@ -12,7 +12,8 @@
  *
  * Numerics versus a GPU (sm_80+): + - * / and sqrt are correctly rounded (computed in float,
  * 24 >= 2*8+2 bits), __hfma is a single rounding, math functions are evaluated in double and
- * rounded once (the GPU uses approximate instructions: can differ by about 1 bf16 ulp).
+ * rounded once (the GPU uses approximate instructions: can differ by about 1 bf16 ulp). `a * b + c`
+ * is never contracted (unlike __half's operators: see __MG_PLAIN_MUL_OPS below).
  */
 #pragma once
 
@@ -161,6 +162,9 @@ static inline __nv_bfloat162 __lowhigh2highlow(__nv_bfloat162 h) { return __nv_b
 /* Arithmetic, comparisons, math and operators: the generic set from mg_half.h. */
 __MG_DEFINE_16BIT_OPS(__nv_bfloat16, __nv_bfloat162, __bfloat162float, __float2bfloat16, __mg_d2bf,
                       __ushort_as_bfloat16, 0x7f80u)
+/* Never contracted: on sm_80 (the gate's target) cuda_bf16.hpp's __hmul / __hadd are fma.rn.bf16
+ * instructions, whose rounding modifier keeps ptxas from fusing them (mg_half.h). */
+__MG_PLAIN_MUL_OPS(__nv_bfloat16, __nv_bfloat162)
 
 #define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
 #define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)

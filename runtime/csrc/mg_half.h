@@ -16,6 +16,8 @@
  *  - + - * / and sqrt are computed in float and rounded once to half: correctly rounded, like the
  *    GPU's native half instructions (float has 24 >= 2*11+2 bits, so double rounding is harmless).
  *  - __hfma is computed in double with a round-to-odd fix-up: a single correct rounding, as HFMA2.
+ *  - `a * b + c` on __half / __half2 operators is contracted to __hfma, as ptxas does under nvcc's
+ *    default -fmad=true (see "FMA contraction of the __half operators" below for what is modelled).
  *  - hexp, hlog, hsin, ... are computed in double and rounded once (correctly rounded in practice);
  *    the GPU's versions use approximate MUFU instructions and can be about 1 half ulp off.
  *  - Half subnormals are kept (the GPU keeps them too for half arithmetic).
@@ -305,7 +307,6 @@ static inline __half2 __lowhigh2highlow(__half2 h) { return __half2(h.y, h.x); }
     /* operators */                                                                                \
     static inline T operator+(const T &a, const T &b) { return __hadd(a, b); }                     \
     static inline T operator-(const T &a, const T &b) { return __hsub(a, b); }                     \
-    static inline T operator*(const T &a, const T &b) { return __hmul(a, b); }                     \
     static inline T operator/(const T &a, const T &b) { return __hdiv(a, b); }                     \
     static inline T &operator+=(T &a, const T &b) { a = __hadd(a, b); return a; }                  \
     static inline T &operator-=(T &a, const T &b) { a = __hsub(a, b); return a; }                  \
@@ -362,7 +363,6 @@ static inline __half2 __lowhigh2highlow(__half2 h) { return __half2(h.y, h.x); }
     __MG_MATH2(T2, floor) __MG_MATH2(T2, ceil) __MG_MATH2(T2, trunc) __MG_MATH2(T2, rint)          \
     static inline T2 operator+(const T2 &a, const T2 &b) { return __hadd2(a, b); }                 \
     static inline T2 operator-(const T2 &a, const T2 &b) { return __hsub2(a, b); }                 \
-    static inline T2 operator*(const T2 &a, const T2 &b) { return __hmul2(a, b); }                 \
     static inline T2 operator/(const T2 &a, const T2 &b) { return __h2div(a, b); }                 \
     static inline T2 &operator+=(T2 &a, const T2 &b) { a = __hadd2(a, b); return a; }              \
     static inline T2 &operator-=(T2 &a, const T2 &b) { a = __hsub2(a, b); return a; }              \
@@ -370,6 +370,7 @@ static inline __half2 __lowhigh2highlow(__half2 h) { return __half2(h.y, h.x); }
     static inline T2 &operator/=(T2 &a, const T2 &b) { a = __h2div(a, b); return a; }              \
     static inline T2 operator+(const T2 &a) { return a; }                                          \
     static inline T2 operator-(const T2 &a) { return __hneg2(a); }                                 \
+    /* operator* (T and T2): __MG_PLAIN_MUL_OPS, or the contracted model below for __half */        \
     static inline T2 &operator++(T2 &a) { a = __hadd2(a, T2(FROMF(1.0f), FROMF(1.0f))); return a; } \
     static inline T2 &operator--(T2 &a) { a = __hsub2(a, T2(FROMF(1.0f), FROMF(1.0f))); return a; } \
     static inline T2 operator++(T2 &a, int) { T2 old = a; ++a; return old; }                       \
@@ -391,6 +392,61 @@ static inline __half2 __lowhigh2highlow(__half2 h) { return __half2(h.y, h.x); }
     static inline T2 h2##fn(T2 a) { return T2(h##fn(a.x), h##fn(a.y)); }
 
 __MG_DEFINE_16BIT_OPS(__half, __half2, __half2float, __float2half, __mg_d2h, __ushort_as_half, 0x7c00u)
+
+/* The product operators, never contracted. */
+#define __MG_PLAIN_MUL_OPS(T, T2)                                                                  \
+    static inline T operator*(const T &a, const T &b) { return __hmul(a, b); }                     \
+    static inline T2 operator*(const T2 &a, const T2 &b) { return __hmul2(a, b); }
+
+/* FMA contraction of the __half operators (kernels are built with __MG_FP_CONTRACT unless
+ * MUTAGYM_FMA=0, as nvcc's default -fmad=true). cuda_fp16.hpp's operators call __hmul / __hadd /
+ * __hsub, which are mul.f16 / add.f16 / sub.f16 (and .f16x2) without a rounding modifier, and
+ * ptxas contracts such a multiply feeding an add into one fma.rn.f16 (HFMA2): a single rounding.
+ * Modelled on the operators: `a * b` is a __mg_hprod (__mg_hprod2), a __half (__half2) holding
+ * the rounded product, usable wherever one is, that also keeps its operands; `p + c`, `c + p`,
+ * `p - c`, `c - p`, `c += p`, `c -= p` and `-p` then take the product unrounded (__hfma, one
+ * rounding). Of two products (`a*b + c*d`) the left one is fused and the right one rounded, as
+ * g++ contracts float code. A product changed through a __half& (`auto p = a * b; p += c;`) no
+ * longer equals its operands' product and is then added as it is, unfused.
+ * Not modelled (rounded twice here, where ptxas may fuse): a product first stored in a declared
+ * __half (`__half p = a * b; p + c`), and the intrinsics called by name (`__hadd(__hmul(a, b),
+ * c)`). Never contracted, here as on a GPU: __hmul_rn / __hadd_rn / __hsub_rn (CUDA: "prevents
+ * floating-point contractions of mul+add into fma"), atomicAdd, and __nv_bfloat16, whose
+ * operators on sm_80 (the gate's target) are fma.rn.bf16 instructions with a rounding modifier.
+ * A __half2 product shuffled as it is (`__shfl_xor_sync(m, a * b, 1)`) deduces the 12-byte
+ * product type and does not compile; name it as a __half2 first. */
+#if defined(__MG_FP_CONTRACT) && __MG_FP_CONTRACT
+struct __mg_hprod : __half { __half __mg_a, __mg_b; };
+struct __mg_hprod2 : __half2 { __half2 __mg_a, __mg_b; };
+/* r = a*b rounded (as stored in a product), c the addend: fused while r is still that product */
+static inline __half __mg_hmuladd(__half a, __half b, __half r, __half c) {
+    return __hmul(a, b).__x == r.__x ? __hfma(a, b, c) : __hadd(r, c);
+}
+static inline __mg_hprod operator*(const __half &a, const __half &b) { return __mg_hprod{__hmul(a, b), a, b}; }
+static inline __mg_hprod operator-(const __mg_hprod &p) { return __mg_hprod{__hneg(p), __hneg(p.__mg_a), p.__mg_b}; }
+static inline __half operator+(const __mg_hprod &p, const __half &c) { return __mg_hmuladd(p.__mg_a, p.__mg_b, p, c); }
+static inline __half operator+(const __half &c, const __mg_hprod &p) { return p + c; }
+static inline __half operator+(const __mg_hprod &p, const __mg_hprod &q) { return p + (const __half &)q; }
+static inline __half operator-(const __mg_hprod &p, const __half &c) { return p + __hneg(c); }
+static inline __half operator-(const __half &c, const __mg_hprod &p) { return -p + c; }
+static inline __half operator-(const __mg_hprod &p, const __mg_hprod &q) { return p + __hneg(q); }
+static inline __half &operator+=(__half &c, const __mg_hprod &p) { c = p + c; return c; }
+static inline __half &operator-=(__half &c, const __mg_hprod &p) { c = -p + c; return c; }
+static inline __mg_hprod2 operator*(const __half2 &a, const __half2 &b) { return __mg_hprod2{__hmul2(a, b), a, b}; }
+static inline __mg_hprod2 operator-(const __mg_hprod2 &p) { return __mg_hprod2{__hneg2(p), __hneg2(p.__mg_a), p.__mg_b}; }
+static inline __half2 operator+(const __mg_hprod2 &p, const __half2 &c) {
+    return __half2(__mg_hmuladd(p.__mg_a.x, p.__mg_b.x, p.x, c.x), __mg_hmuladd(p.__mg_a.y, p.__mg_b.y, p.y, c.y));
+}
+static inline __half2 operator+(const __half2 &c, const __mg_hprod2 &p) { return p + c; }
+static inline __half2 operator+(const __mg_hprod2 &p, const __mg_hprod2 &q) { return p + (const __half2 &)q; }
+static inline __half2 operator-(const __mg_hprod2 &p, const __half2 &c) { return p + __hneg2(c); }
+static inline __half2 operator-(const __half2 &c, const __mg_hprod2 &p) { return -p + c; }
+static inline __half2 operator-(const __mg_hprod2 &p, const __mg_hprod2 &q) { return p + __hneg2(q); }
+static inline __half2 &operator+=(__half2 &c, const __mg_hprod2 &p) { c = p + c; return c; }
+static inline __half2 &operator-=(__half2 &c, const __mg_hprod2 &p) { c = -p + c; return c; }
+#else
+__MG_PLAIN_MUL_OPS(__half, __half2)
+#endif
 
 /* Constants (cuda_fp16.h spells them as __half_raw values). */
 #define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
