@@ -22,6 +22,10 @@ class RunCase:
     `inputs` maps each problem input to its array; `outputs` maps each output to its
     `(shape, dtype)` (numpy dtype names; `"bfloat16"` is `ml_dtypes.bfloat16`); `dims` and
     `scalars` are the problem's named sizes and scalar parameters (`rows`, `eps`, ...).
+
+    Outputs (and poisoned scratch, and the bytes around every buffer) start as poison drawn from a
+    digest of the case's inputs and output specs (`buffers.case_digest`; `buffers.initial_output`
+    gives an output's): the same case gets the same bytes in any batch, on either backend.
     """
 
     inputs: dict[str, np.ndarray]
