@@ -518,6 +518,41 @@ def test_16bit_arithmetic_matches_reference(driver, fmt):
         assert have == want or (have == 0 and want == 0), (fmt, a, b, c, have, want)
 
 
+@pytest.fixture(scope="module")
+def contracted_driver(tmp_path_factory) -> Driver:
+    """The driver built as kernels are by default: FMA contraction on (toolchain.kernel_flags)."""
+    from mutagym.runtime import toolchain
+    if toolchain._cpu_fma_flags() is None:
+        pytest.skip("this CPU has no FMA instructions")
+    extra = [f for f in toolchain.kernel_flags(True) if f not in toolchain.kernel_flags(False)]
+    work = tmp_path_factory.mktemp("device_library_fma")
+    exe = work / "driver"
+    flags = [f for f in KERNEL_FLAGS if f != "-fPIC"]
+    _gxx([*flags, *extra, f"-I{CSRC}", str(DRIVER_SRC), "-o", str(exe), "-lm"], work)
+    return Driver(exe, work)
+
+
+@pytest.mark.parametrize("fmt", ["half", "bf16"])
+def test_16bit_operators_under_contraction(contracted_driver, fmt):
+    """Contracted, `a * b + c` on __half operators is __hfma (one rounding, as HFMA under nvcc's
+    -fmad=true); bf16's stay two roundings (sm_80: fma.rn.bf16, never fused); the rest unchanged."""
+    rng = np.random.default_rng(13)
+    dtype, mode = (np.float16, "harith") if fmt == "half" else (BF16, "barith")
+    trip = np.concatenate([_random_bits16(rng, 100_000),
+                           rng.standard_normal((50_000, 3)).astype(dtype).view(np.uint16)])
+    got = contracted_driver.run(mode, trip, np.uint16, 9)
+    if fmt == "bf16":
+        _check_arith(got, trip, dtype, fmt)
+        return
+    np.testing.assert_array_equal(got[:, 7], got[:, 4])      # a * b + c == __hfma(a, b, c)
+    a, b, c = (trip[:, i].view(dtype) for i in range(3))
+    with np.errstate(all="ignore"):
+        twice = ((a * b) + c).astype(dtype)
+    assert (~same_bits_or_both_nan(got[:, 7], twice, dtype)).sum() > 1000   # and it matters
+    got[:, 7] = twice.view(np.uint16)                        # every other column as before
+    _check_arith(got, trip, dtype, fmt)
+
+
 def test_half_comparisons(driver):
     vals = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 65504], dtype=np.float16)
     pairs = np.array([(x, y) for x in vals for y in vals], dtype=np.float16)

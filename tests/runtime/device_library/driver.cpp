@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
         __half a = H(x[0]), b = H(x[1]), c = H(x[2]);
         y[0] = __hadd(a, b).__x; y[1] = __hsub(a, b).__x; y[2] = __hmul(a, b).__x; y[3] = __hdiv(a, b).__x;
         y[4] = __hfma(a, b, c).__x; y[5] = __hmax(a, b).__x; y[6] = __hmin(a, b).__x;
-        y[7] = (a * b + c).__x;             // operators: two roundings
+        y[7] = (a * b + c).__x;             // operators: two roundings (one, contracted)
         __half2 p = __halves2half2(a, b) * __halves2half2(b, c);
         y[8] = (uint16_t)(__low2half(p).__x ^ __high2half(p).__x);
     });
