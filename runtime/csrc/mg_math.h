@@ -19,9 +19,14 @@
  *    size and where it grows, not the GPU's exact bits.
  *  - Flush-to-zero is NOT modelled: the GPU's .approx.ftz instructions flush subnormal inputs and
  *    outputs to zero (e.g. __expf(-100) is 0 on a GPU, a subnormal here); CPU arithmetic keeps them.
- *  - FMA contraction of user code (nvcc fuses a*b+c by default) is the compiler flags' business;
- *    the intrinsics that CUDA guarantees are never fused (__fadd_rn, __fmul_rn, ...) are kept
- *    unfused here with opaque barriers.
+ *  - FMA contraction of user code, as nvcc's default -fmad=true: kernels are built with
+ *    -ffp-contract=fast (toolchain.KERNEL_FLAGS; off with MUTAGYM_FMA=0), so a product feeding an
+ *    add or a subtract is one fused rounding, across statements. g++ fuses a product only when
+ *    every use of it is an add or a subtract in the same basic block; NVVM fuses each such add
+ *    whatever else uses the product, so a product also used otherwise (stored, compared, passed
+ *    to a call) rounds twice here where a GPU may fuse. The intrinsics CUDA guarantees are never
+ *    fused (__fadd_rn, __fsub_rn, __fmul_rn and their double forms) are kept unfused with opaque
+ *    barriers (__mg_fbar); __fmaf_rn, __fma_rn, fmaf and fma are always fused.
  *
  * Linkage: names that glibc also declares (its internal aliases __expf, __sinf, ... and C23's
  * rsqrt, sinpi, cospi) are defined `extern "C" inline` with hidden visibility and noexcept, so they
