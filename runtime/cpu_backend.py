@@ -14,9 +14,13 @@ Semantics (DESIGN.md "Runtime semantics"):
   `__syncthreads`. Reading a lane that does not exist gives all-ones bits (NaN / -1).
 * Atomics are plain read-modify-writes: threads never interleave between two instructions, so a
   race that needs true concurrency (a lost update) cannot show here; it can on the `cuda` backend.
-* Numerics: g++ for x86-64 without FMA contraction (nvcc contracts `a*b+c` into FMA by default),
-  sequential per-thread order; the fast intrinsics model the GPU's reduced accuracy
-  (see csrc/mg_math.h). Results can differ from a GPU in the last bits, never in semantics.
+* Numerics: FMA contraction as nvcc's default (-fmad=true): g++ -ffp-contract=fast (-mfma on
+  x86-64, where the CPU has FMA; else off, with a warning) fuses a product into the add or
+  subtract it feeds, and the __half operators fuse to HFMA; `MUTAGYM_FMA=0` (or
+  `build_kernel(fma=False)`) turns it off, as -fmad=false (toolchain.py). __fmul_rn, __fadd_rn and
+  atomicAdd's add stay unfused. Sequential per-thread order; the fast intrinsics model the GPU's
+  reduced accuracy (see csrc/mg_math.h). Results can still differ from a GPU in the last bits
+  (a product with other uses is fused by NVVM but not by g++), never in semantics.
 * Faults are outcomes: `memory_fault` (guard page, write to an input, bad pointer, misaligned
   vector access), `sync_error`, `timeout` (wall clock per case, and a CPU-time limit in the child),
   `crash` (trap, division by zero, stack overflow), `forbidden_syscall` (seccomp killed the child).
