@@ -30,11 +30,16 @@ come from PCG64's raw stream (`random_raw`), stable across numpy versions. Eleme
 buffer's data, element `i` past its end and element `i` before its start come from three streams
 of their own, so the `cuda` backend, whose slack is 256 canary bytes on each side rather than a
 page, fills the same positions with the same values. `init = "zero"` scratch is zero (its
-slack is poisoned); inputs' data are the inputs' bytes. Families differ between the buffers of a
-case and between cases, so a kernel whose output depends on what its memory held first (a
-`fmaxf` accumulator never initialised, which the old fixed NaN poison made an identity; a read
-one past the end, which zero slack made a no-op for a sum) is wrong on some case, and a correct
-kernel's verdict never depends on it. Shared memory is poisoned by the runner (all-ones bytes).
+slack is poisoned); inputs' data are the inputs' bytes.
+
+Each buffer of each case draws its family on its own (each with probability 1/5, integers 1/4),
+so a kernel whose output depends on what its memory held first (an `fmaxf` accumulator never
+initialised, which a fixed NaN poison made an identity; a read one past the end, which zero slack
+made a no-op for a sum) is wrong on some case of any batch of a few cases, and a correct kernel's
+verdict never depends on it. Limits: one case is one draw (a `large-` poison is `fmaxf`'s identity
+too); random bits can be small numbers, so under `bits` an element never written whose reference
+is near zero can pass; the poison is a function of the case, not a secret (the fresh draws of the
+gate are). Shared memory is poisoned by the runner (all-ones bytes), not here.
 """
 
 from __future__ import annotations
