@@ -4,11 +4,12 @@
  * The emulator runs all threads of a block cooperatively on one OS thread, and a thread gives
  * up the CPU only inside a barrier/shuffle call, so an atomic is a plain read-modify-write that
  * returns the old value: no other thread can run in between. Every function also exists with
- * the _block and _system suffixes (same behaviour: scopes make no difference here).
+ * the _block and _system suffixes where CUDA has them (same behaviour: scopes make no difference
+ * here). Exactly CUDA's overloads at the gate's architecture (tests/runtime/test_cuda_surface.py):
+ * no floating atomicMin/atomicMax, no vector atomicAdd below sm_90.
  *
  * Semantics follow the CUDA programming guide: atomicInc/atomicDec wrap at `val`, atomicCAS
- * stores only on equality, atomicMin/atomicMax on floating types keep the old value when the
- * operand is NaN (a GPU leaves this unspecified). Float atomicAdd rounds like an ordinary add;
+ * stores only on equality. Float atomicAdd rounds like an ordinary add;
  * the order in which threads' additions happen is the scheduler's thread order (a GPU's order
  * is unspecified), so a sum that depends on it differs between schedules as it would on a GPU.
  */
@@ -34,12 +35,18 @@ __MG_ATOMIC_RMW(atomicAdd, unsigned long long, old + val)
 /* the barrier keeps a product passed as val from being fused with the add (a GPU never fuses) */
 __MG_ATOMIC_RMW(atomicAdd, float, old + __mg_fbar(val))
 __MG_ATOMIC_RMW(atomicAdd, double, old + __mg_dbar(val))
-__MG_ATOMIC_RMW(atomicAdd, __half, __hadd(old, val))
-__MG_ATOMIC_RMW(atomicAdd, __half2, __hadd2(old, val))
-__MG_ATOMIC_RMW(atomicAdd, __nv_bfloat16, __hadd(old, val))
-__MG_ATOMIC_RMW(atomicAdd, __nv_bfloat162, __hadd2(old, val))
+/* the 16-bit float atomicAdd has no _block / _system forms in CUDA */
+#define __MG_ATOMIC_ADD16(T, add)                                                                  \
+    static inline T atomicAdd(T * address, T val) { T old = *address; *address = add(old, val); return old; }
+__MG_ATOMIC_ADD16(__half, __hadd)
+__MG_ATOMIC_ADD16(__half2, __hadd2)
+__MG_ATOMIC_ADD16(__nv_bfloat16, __hadd)
+__MG_ATOMIC_ADD16(__nv_bfloat162, __hadd2)
+#undef __MG_ATOMIC_ADD16
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900   /* CUDA has the vector atomicAdd from sm_90 on */
 __MG_ATOMIC_RMW(atomicAdd, float2, make_float2(old.x + val.x, old.y + val.y))
 __MG_ATOMIC_RMW(atomicAdd, float4, make_float4(old.x + val.x, old.y + val.y, old.z + val.z, old.w + val.w))
+#endif
 __MG_ATOMIC_RMW(atomicSub, int, old - val)
 __MG_ATOMIC_RMW(atomicSub, unsigned int, old - val)
 
@@ -54,14 +61,10 @@ __MG_ATOMIC_RMW(atomicMin, int, val < old ? val : old)
 __MG_ATOMIC_RMW(atomicMin, unsigned int, val < old ? val : old)
 __MG_ATOMIC_RMW(atomicMin, long long, val < old ? val : old)
 __MG_ATOMIC_RMW(atomicMin, unsigned long long, val < old ? val : old)
-__MG_ATOMIC_RMW(atomicMin, float, val < old ? val : old)
-__MG_ATOMIC_RMW(atomicMin, double, val < old ? val : old)
 __MG_ATOMIC_RMW(atomicMax, int, val > old ? val : old)
 __MG_ATOMIC_RMW(atomicMax, unsigned int, val > old ? val : old)
 __MG_ATOMIC_RMW(atomicMax, long long, val > old ? val : old)
 __MG_ATOMIC_RMW(atomicMax, unsigned long long, val > old ? val : old)
-__MG_ATOMIC_RMW(atomicMax, float, val > old ? val : old)
-__MG_ATOMIC_RMW(atomicMax, double, val > old ? val : old)
 
 /* increment / decrement with wrap-around:
  * atomicInc stores (old >= val) ? 0 : old + 1; atomicDec stores (old == 0 || old > val) ? val : old - 1 */
@@ -86,7 +89,10 @@ __MG_ATOMIC_RMW(atomicXor, unsigned long long, old ^ val)
 __MG_ATOMIC_CAS(int)
 __MG_ATOMIC_CAS(unsigned int)
 __MG_ATOMIC_CAS(unsigned long long)
-__MG_ATOMIC_CAS(unsigned short)
+/* CUDA has the 16-bit atomicCAS without _block / _system forms */
+static inline unsigned short atomicCAS(unsigned short * address, unsigned short compare, unsigned short val) {
+    unsigned short old = *address; if (old == compare) *address = val; return old;
+}
 
 #undef __MG_ATOMIC_CAS
 #undef __MG_ATOMIC_RMW

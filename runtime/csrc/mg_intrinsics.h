@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 #include "mg_types.h"
+#include "mg_half.h"
+#include "mg_bf16.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Bit manipulation                                                                           */
@@ -123,16 +125,29 @@ static inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) {
 /* Cache-hinted loads and stores                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-template <class T> static inline T __ldg(const T *p) { return *p; }
-template <class T> static inline T __ldcg(const T *p) { return *p; }
-template <class T> static inline T __ldca(const T *p) { return *p; }
-template <class T> static inline T __ldcs(const T *p) { return *p; }
-template <class T> static inline T __ldlu(const T *p) { return *p; }
-template <class T> static inline T __ldcv(const T *p) { return *p; }
-template <class T> static inline void __stcg(T *p, typename __mg_identity<T>::type v) { *p = v; }
-template <class T> static inline void __stcs(T *p, typename __mg_identity<T>::type v) { *p = v; }
-template <class T> static inline void __stwb(T *p, typename __mg_identity<T>::type v) { *p = v; }
-template <class T> static inline void __stwt(T *p, typename __mg_identity<T>::type v) { *p = v; }
+/* Only for the element types CUDA declares them for (sm_32_intrinsics.h, cuda_fp16.h, cuda_bf16.h):
+ * no bool, no 3-vectors, no structs of the kernel's own. */
+template <class T> struct __mg_cached {};
+#define __MG_CACHED(T) template <> struct __mg_cached<T> { typedef T type; };
+__MG_CACHED(char) __MG_CACHED(signed char) __MG_CACHED(unsigned char) __MG_CACHED(short)
+__MG_CACHED(unsigned short) __MG_CACHED(int) __MG_CACHED(unsigned int) __MG_CACHED(long)
+__MG_CACHED(unsigned long) __MG_CACHED(long long) __MG_CACHED(unsigned long long) __MG_CACHED(float)
+__MG_CACHED(double) __MG_CACHED(char2) __MG_CACHED(char4) __MG_CACHED(uchar2) __MG_CACHED(uchar4)
+__MG_CACHED(short2) __MG_CACHED(short4) __MG_CACHED(ushort2) __MG_CACHED(ushort4) __MG_CACHED(int2)
+__MG_CACHED(int4) __MG_CACHED(uint2) __MG_CACHED(uint4) __MG_CACHED(longlong2) __MG_CACHED(ulonglong2)
+__MG_CACHED(float2) __MG_CACHED(float4) __MG_CACHED(double2)
+__MG_CACHED(__half) __MG_CACHED(__half2) __MG_CACHED(__nv_bfloat16) __MG_CACHED(__nv_bfloat162)
+#undef __MG_CACHED
+template <class T> static inline typename __mg_cached<T>::type __ldg(const T *p) { return *p; }
+template <class T> static inline typename __mg_cached<T>::type __ldcg(const T *p) { return *p; }
+template <class T> static inline typename __mg_cached<T>::type __ldca(const T *p) { return *p; }
+template <class T> static inline typename __mg_cached<T>::type __ldcs(const T *p) { return *p; }
+template <class T> static inline typename __mg_cached<T>::type __ldlu(const T *p) { return *p; }
+template <class T> static inline typename __mg_cached<T>::type __ldcv(const T *p) { return *p; }
+template <class T> static inline void __stcg(T *p, typename __mg_cached<T>::type v) { *p = v; }
+template <class T> static inline void __stcs(T *p, typename __mg_cached<T>::type v) { *p = v; }
+template <class T> static inline void __stwb(T *p, typename __mg_cached<T>::type v) { *p = v; }
+template <class T> static inline void __stwt(T *p, typename __mg_cached<T>::type v) { *p = v; }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Fences, timers, traps                                                                      */

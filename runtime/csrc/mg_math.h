@@ -415,7 +415,6 @@ static inline float fdividef(float x, float y) { return x / y; }
 
 /* Clamp to [0, 1]; NaN -> 0 (cvt.sat.f32). */
 static inline float __saturatef(float x) { return x >= 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
-static inline float saturatef(float x) { return __saturatef(x); }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Fast intrinsics: GPU accuracy models                                                       */

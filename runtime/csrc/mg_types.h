@@ -56,9 +56,9 @@ __MG_VEC3(ulonglong3, unsigned long long, 8) __MG_VEC4(ulonglong4, unsigned long
 __MG_VEC1(float1, float, 4)             __MG_VEC2(float2, float, 8)           __MG_VEC3(float3, float, 4)           __MG_VEC4(float4, float, 16)
 __MG_VEC1(double1, double, 8)           __MG_VEC2(double2, double, 16)        __MG_VEC3(double3, double, 8)         __MG_VEC4(double4, double, 16)
 
-/* CUDA 13's explicitly aligned 256-bit variants. */
-__MG_VEC4(long4_16a, long, 16)          __MG_VEC4(long4_32a, long, 32)
-__MG_VEC4(ulong4_16a, unsigned long, 16) __MG_VEC4(ulong4_32a, unsigned long, 32)
+/* CUDA 13's explicitly aligned 256-bit variants (long4_* and ulong4_* have no make_ function there). */
+struct alignas(16) long4_16a { long x, y, z, w; };        struct alignas(32) long4_32a { long x, y, z, w; };
+struct alignas(16) ulong4_16a { unsigned long x, y, z, w; }; struct alignas(32) ulong4_32a { unsigned long x, y, z, w; };
 __MG_VEC4(longlong4_16a, long long, 16) __MG_VEC4(longlong4_32a, long long, 32)
 __MG_VEC4(ulonglong4_16a, unsigned long long, 16) __MG_VEC4(ulonglong4_32a, unsigned long long, 32)
 __MG_VEC4(double4_16a, double, 16)      __MG_VEC4(double4_32a, double, 32)

@@ -93,9 +93,7 @@ extern "C" void atomics_and_bits(int *ip, unsigned *up, unsigned long long *ullp
         atomicMax((long long *)ullp, (long long)i);
         atomicAdd(fp, 1.0f);
         atomicExch(fp, 2.0f);
-        atomicMax(fp, 3.0f);
         atomicAdd(dp, 1.0);
-        atomicMin(dp, 0.5);
         atomicAdd(hp, __float2half(1.0f));
         atomicAdd(h2p, __float2half2_rn(1.0f));
         atomicAdd(bp, __float2bfloat16(1.0f));
