@@ -51,12 +51,16 @@ def cmd_run(args) -> int:
     from mutagym.rewards.generators import generate
     from mutagym.rewards.judging import build_fault, comparator_for, judge_kernel
     from mutagym.runtime import SubmissionError, compile
+    from mutagym.runtime.nvrtc import nvrtc_compile
     from mutagym.substrates.catalog import load_problem
     problem = load_problem(args.problem)
     source = Path(args.kernel).read_text()
     try:
         kernel = compile(source, backend=args.backend)
-    except SubmissionError as err:
+        # the compile gate `eval` applies (envs/judge.py, Judge._screen_source), whatever backend
+        # runs the kernel: NVRTC accepts the text at the gate's architecture, or it is not run
+        nvrtc_compile(source)
+    except SubmissionError as err:   # NVRTC's refusal is a CompileError that says "NVRTC rejected"
         console.print(f"[red]rejected ({build_fault(err)}):[/red] {err}")
         if err.log:
             console.print(err.log)

@@ -82,3 +82,34 @@ def test_verify_command_passes(problem):
     assert proc.returncode == 0, proc.stdout[-2000:]
     (row,) = json.loads(proc.stdout)
     assert row["passed"] and row["inputs"] >= 20
+
+
+class TestRunAppliesTheNvrtcGate:
+    """`mutagym run` refuses what `mutagym eval` refuses: NVRTC gates the text on every backend,
+    so a kernel never runs in one command and fails to compile in the other (issue 15, item 6)."""
+
+    def kernel(self, tmp_path, old: str, new: str) -> Path:
+        path = tmp_path / "k.cu"
+        source = (SUBSTRATES / "relu" / "substrate.cu").read_text()
+        assert old in source
+        path.write_text(source.replace(old, new))
+        return path
+
+    def test_a_kernel_only_nvrtc_refuses_fails_run_with_its_message(self, tmp_path):
+        """significandf is glibc's: the emulator builds and runs the kernel correctly, NVRTC
+        has no such function, so `run` refuses it with NVRTC's words, as `eval` does."""
+        path = self.kernel(tmp_path, "return fmaxf(v, 0.0f);", "return fmaxf(v, 0.0f) + 0.0f * significandf(v);")
+        proc = mutagym("run", str(path), "--problem", "relu", "--backend", "cpu")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "rejected (compile_error)" in proc.stdout
+        assert "NVRTC rejected the kernel" in proc.stdout and "significandf" in proc.stdout
+        judged = mutagym("eval", "--problem", "relu", str(path), "--json")
+        assert "NVRTC" in judged.stdout and "compile_error" in judged.stdout, judged.stdout[-2000:]
+
+    def test_atomic_max_on_float_fails_run(self, tmp_path):
+        """atomicMax(float*, float), which CUDA lacks, is refused by `run` (the emulator no
+        longer has it either)."""
+        path = self.kernel(tmp_path, "out[i] = relu_op(x[i]);", "atomicMax(out + i, relu_op(x[i]));")
+        proc = mutagym("run", str(path), "--problem", "relu", "--backend", "cpu")
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "rejected (compile_error)" in proc.stdout and "atomicMax" in proc.stdout
