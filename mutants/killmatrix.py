@@ -13,7 +13,7 @@ same a submitted kernel gets:
 | --- | --- |
 | `wrong` | the run finished and the comparator rejects an output: the mutant is killed |
 | `ok` | the run finished and every output passes: the mutant survived this cell |
-| `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall` | how the run ended |
+| `memory_fault`, `sync_error`, `data_race`, `stateful_kernel`, `timeout`, `crash`, `forbidden_syscall` | how the run ended |
 | `source_error`, `compile_error`, `launch_error` | the mutant does not build, or its launch plan is refused |
 
 with the comparator's statistics (max abs, max rel error, mismatch ratio; inf where the output has

@@ -388,8 +388,8 @@ class Verdict:
     """A checker's judgement of one kernel on one problem.
 
     `outcome` is one of `judging.OUTCOMES`: `ok` (accepted), the first kernel fault in suite
-    order (`launch_error`, `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall`: a
-    fault outranks a wrong answer), else `wrong`; `source_error` or `compile_error` when it did not
+    order (`launch_error`, `memory_fault`, `sync_error`, `data_race`, `stateful_kernel`, `timeout`,
+    `crash`, `forbidden_syscall`: a fault outranks a wrong answer), else `wrong`; `source_error` or `compile_error` when it did not
     build. `inputs` has one `InputVerdict` per suite input, in suite order; `message` explains the
     first failure.
     """

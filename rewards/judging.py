@@ -12,6 +12,8 @@ correct-kernel scoring, the kill matrix and `mutagym run`. They share one outcom
 | `compile_error` | kernel | the compiler refused the source |
 | `launch_error` | kernel | the launch plan is refused for this input (zero grid, too many threads) |
 | `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall` | kernel | how the run ended |
+| `data_race` | kernel | two threads' accesses to one element conflict with nothing ordering them |
+| `stateful_kernel` | kernel | a launch read `__device__` data that an earlier launch changed |
 
 mutagym's own failures (a toolchain missing, a worker lost) are never an outcome: they raise
 `InfrastructureError`, and the reward paths turn that into `infra_error`, the only result that
@@ -55,7 +57,8 @@ OK, WRONG = "ok", "wrong"
 #: A submission that never ran: it depends on no input.
 BUILD_FAULTS = ("source_error", "compile_error")
 #: How a run that did not finish ended (`launch_error`: the runtime refused its launch plan).
-RUN_FAULTS = ("launch_error", "memory_fault", "sync_error", "timeout", "crash", "forbidden_syscall")
+RUN_FAULTS = ("launch_error", "memory_fault", "sync_error", "data_race", "stateful_kernel", "timeout", "crash",
+              "forbidden_syscall")
 KERNEL_FAULTS = (WRONG, *BUILD_FAULTS, *RUN_FAULTS)
 OUTCOMES = (OK, *KERNEL_FAULTS)
 #: mutagym failed, not the kernel: a reward path's result, never a case's outcome.

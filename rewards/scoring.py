@@ -8,7 +8,7 @@ computed once re-scores exactly under any checker whose atol equals its rtol (ev
 | cell outcome | killed under a comparator with atol = rtol = t |
 | --- | --- |
 | `wrong`, `ok` | `tol_needed > t` (matched ratio 1) or `tol_needed_p99 > t` (ratio 0.99) |
-| `memory_fault`, `sync_error`, `timeout`, `crash`, `forbidden_syscall`, `launch_error` | always |
+| `memory_fault`, `sync_error`, `data_race`, `stateful_kernel`, `timeout`, `crash`, `forbidden_syscall`, `launch_error` | always |
 | `source_error`, `compile_error` | never (it depends on no input; such a mutant is never witnessed) |
 
 A checker *kills* a mutant when any of its suite inputs for the mutant's problem kills it in any

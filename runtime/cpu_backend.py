@@ -13,7 +13,13 @@ Semantics (DESIGN.md "Runtime semantics"):
   mask has arrived; a lane that exited or waits elsewhere is a `sync_error`, as is a divergent
   `__syncthreads`. Reading a lane that does not exist gives all-ones bits (NaN / -1).
 * Atomics are plain read-modify-writes: threads never interleave between two instructions, so a
-  race that needs true concurrency (a lost update) cannot show here; it can on the `cuda` backend.
+  lost update cannot show as a value here. The race detector (`races`, on by default) finds it
+  instead: kernels are built instrumented and a conflicting pair of plain accesses with nothing
+  ordering them is a `data_race` under every order; a launch reading `__device__` data that an
+  earlier one changed is a `stateful_kernel`; a thread polling a value no running thread can change
+  (a wait on another block) is a `sync_error` that says so. docs/emulator.md has the rules.
+* Memory: outputs, `poison` scratch and the bytes around every buffer hold poison drawn per case
+  (NaN, large finite values, random bits: `buffers.py`); `zero` scratch is zero.
 * Numerics: FMA contraction as nvcc's default (-fmad=true): g++ -ffp-contract=fast (-mfma on
   x86-64, where the CPU has FMA; else off, with a warning) fuses a product into the add or
   subtract it feeds, and the __half operators fuse to HFMA; `MUTAGYM_FMA=0` (or
@@ -38,9 +44,11 @@ from collections.abc import Sequence
 
 from .buffers import DeviceMemory, frozen
 from .cases import RunCase, parse_schedule
-from .elf_check import check_kernel_object, static_shared_bytes
+from .elf_check import check_kernel_object, guard_variables, static_shared_bytes
 from .errors import InfrastructureError, LaunchError, SubmissionError
 from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
+from .races import (SHADOW_BYTES_PER_BYTE, describe_race, describe_spin, describe_state, race_check_enabled,
+                    shared_element, source_line, symbol_at)
 from .results import RunResult
 from .submission import Submission
 from .toolchain import build_kernel, runner_path
@@ -57,6 +65,8 @@ MAX_SHARED_BYTES = MAX_DYNAMIC_SHARED_BYTES
 #: the rest is what a kernel's object with its static arrays may take. An object needing more
 #: fails to load: a `crash` naming this limit.
 RUNNER_HEADROOM_BYTES = 256 << 20
+#: Bookkeeping ranges the runner takes (csrc/race.h, BOOKKEEPING_CAPACITY): g++'s static guards.
+BOOKKEEPING_RANGES = 64
 #: Who the runner becomes when started as root, before any code of a submission runs ("nobody").
 SANDBOX_UID = SANDBOX_GID = 65534
 
@@ -93,17 +103,19 @@ _resident = _ResidentMemory()
 class CpuKernel:
     """A submission built for the emulator; `run_batch` runs cases in one sandboxed child."""
 
-    def __init__(self, submission: Submission):
+    def __init__(self, submission: Submission, *, race_check: bool | None = None):
         self.submission = submission
+        self.race_check = race_check_enabled(race_check)
         self._build()
         self.runner = runner_path()
 
     def _build(self) -> None:
         """Build (or find in the compile cache) and check the object; again if it was evicted."""
-        self.object_path = build_kernel(translation_unit(self.submission))
+        self.object_path = build_kernel(translation_unit(self.submission), race_check=self.race_check)
         try:
             check_kernel_object(self.object_path)
             self.static_shared_bytes = static_shared_bytes(self.object_path)
+            self.guards = guard_variables(self.object_path)[:BOOKKEEPING_RANGES]
             if self.static_shared_bytes > MAX_SHARED_BYTES:
                 raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a "
                                       f"block may use at most {MAX_SHARED_BYTES}")
@@ -175,6 +187,8 @@ class CpuKernel:
             f"printf_bytes {PRINTF_BYTES}",
             "address_space {address_space}",   # filled in below, once the request's size is known
             f"identity {SANDBOX_UID} {SANDBOX_GID}",
+            f"race {int(self.race_check)}",
+            f"bookkeeping {len(self.guards)}", *(f"{a} {n}" for a, n in self.guards),
             f"protect {len(memory.protect)}",
             *(f"{o} {n} {m}" for o, n, m in memory.protect),
             f"cases {start} {len(plans) - start}",
@@ -199,7 +213,8 @@ class CpuKernel:
         stacks = stride * max_threads if self.submission.uses_barriers else 0
         text = "\n".join(lines) + "\n"
         launches = sum(len(plans[case].launches) for case in range(start, len(plans)))
-        address_space = memory.size + stacks + 4 * len(text) + 2048 * launches + RUNNER_HEADROOM_BYTES
+        shadow = SHADOW_BYTES_PER_BYTE * memory.size if self.race_check else 0
+        address_space = memory.size + shadow + stacks + 4 * len(text) + 2048 * launches + RUNNER_HEADROOM_BYTES
         return text.replace("address_space {address_space}", f"address_space {address_space}", 1)
 
     # ------------------------------------------------------------------ child
@@ -273,6 +288,20 @@ class CpuKernel:
                     f"the kernel runner exited with status {status} without a result: {stderr[-2000:]}")
 
     def _result(self, outcome: str, detail: str, memory: DeviceMemory, case: int) -> RunResult:
+        if outcome == "data_race":
+            def locate(space: str, number: int) -> str:
+                if space == "offset":
+                    return memory.locate(case, number)
+                if space == "static":
+                    return shared_element(self.object_path, number)
+                return f"byte {number} of dynamic shared memory"
+            return RunResult(outcome, message=describe_race(
+                detail, locate, lambda pc: source_line(self.object_path, pc)))
+        if outcome == "stateful_kernel":
+            return RunResult(outcome, message=describe_state(
+                detail, lambda address: symbol_at(self.object_path, address)))
+        if outcome == "sync_error" and detail.startswith("spin "):
+            return RunResult(outcome, message=describe_spin(detail, lambda byte: memory.locate(case, byte)))
         if outcome in ("ok", "sync_error", "timeout"):
             return RunResult(outcome, message=detail)
         return _describe_fault(outcome, detail, memory, case)

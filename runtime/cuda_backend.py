@@ -42,7 +42,8 @@ Differences from the CPU emulator:
 - Device `printf` output is not captured: the child's stdout goes to /dev/null and
   `RunResult.stdout` is always empty.
 - `sync_error` and `forbidden_syscall` never occur: a divergent barrier is undefined behaviour
-  that the hardware does not report, and device code cannot make system calls.
+  that the hardware does not report, and device code cannot make system calls. Nor do `data_race`
+  and `stateful_kernel`: a GPU has no race detector (a race shows, or not, in the values).
 """
 
 from __future__ import annotations

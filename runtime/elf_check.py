@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import SubmissionError
+from .races import TSAN_CALLBACKS
 
 MiB = 1 << 20
 #: The built object on disk (it also sits in the compile cache, once per distinct text).
@@ -296,6 +297,26 @@ def math_library_symbols() -> frozenset[str]:
     if not names:
         raise RuntimeError("could not locate the math library's symbols in /proc/self/maps")
     return frozenset(names - EXIT_HOOKS)
+
+
+def guard_variables(path: str | Path) -> list[tuple[int, int]]:
+    """(address, size) of the static-initialisation guards g++ gives some `__shared__` arrays (a
+    class type's array has one even with a trivial constructor): the emulator's bookkeeping, set
+    once per process, which the runner's state check must not count as the kernel's state."""
+    data = Path(path).read_bytes()
+    try:
+        obj = _Object(data)
+        found = []
+        for s in obj.sections:
+            if s.type != SHT_SYMTAB:
+                continue
+            start, end = obj.section_strings(s)
+            for sym in obj.symbols(s)[1:]:
+                if sym[0] and sym[5] and _string(data, start, end, sym[0], "a symbol name").startswith("_ZGV"):
+                    found.append((sym[4], sym[5]))
+        return found
+    except _Malformed as e:
+        raise SubmissionError(f"the kernel's object is malformed or truncated: {e}") from None
 
 
 def static_shared_bytes(path: str | Path) -> int:
@@ -605,7 +626,7 @@ def _check_undefined(obj: _Object, dynsym: list[tuple]) -> None:
         raise SubmissionError(
             f"the kernel references {_shown(hooks[0])}, which registers code to run at exit or at thread "
             "exit (static objects with destructors and thread_local are not allowed)")
-    allowed = math_library_symbols() | ALWAYS_ALLOWED
+    allowed = math_library_symbols() | ALWAYS_ALLOWED | TSAN_CALLBACKS
     foreign = sorted(n for n in names if not n.startswith("__mg_") and n not in allowed)
     if foreign:
         raise SubmissionError(

@@ -56,10 +56,13 @@ class Kernel:
         return f"Kernel({kernels}; backend={self.backend!r}; sha256={self.submission.sha256[:12]})"
 
 
-def compile(source: str | bytes, *, backend: str = "auto") -> Kernel:  # noqa: A001 (the API's name)
+def compile(source: str | bytes, *, backend: str = "auto",  # noqa: A001 (the API's name)
+            race_check: bool | None = None) -> Kernel:
     """Parse, check and build a submission; raises `SubmissionError` for a bad one.
 
     `backend="cpu"` forces the emulator; `"cuda"` requires a GPU; `"auto"` uses the GPU if present.
+    *race_check*: the emulator's race and state checks (default `MUTAGYM_RACE_CHECK`, on; see
+    `mutagym.runtime.races`); a GPU has none.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
@@ -71,4 +74,4 @@ def compile(source: str | bytes, *, backend: str = "auto") -> Kernel:  # noqa: A
         from .cuda_backend import CudaKernel
         return Kernel(submission, "cuda", CudaKernel(submission))
     from .cpu_backend import CpuKernel
-    return Kernel(submission, "cpu", CpuKernel(submission))
+    return Kernel(submission, "cpu", CpuKernel(submission, race_check=race_check))

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Every outcome a run can have. Only `ok` carries meaningful outputs.
-OUTCOMES = ("ok", "memory_fault", "sync_error", "timeout", "crash", "forbidden_syscall")
+OUTCOMES = ("ok", "memory_fault", "sync_error", "data_race", "stateful_kernel", "timeout", "crash",
+            "forbidden_syscall")
 
 
 @dataclass

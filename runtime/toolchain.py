@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .bounded import DEFAULT_LIMITS, Limits, private_dir, run_bounded
 from .errors import CompileError, InfrastructureError
+from .races import RACE_FLAGS, SANITIZER_CONSTRUCTOR_SECTION, race_check_enabled
 from .redact import redact_log
 
 CSRC = Path(__file__).with_name("csrc")
@@ -135,6 +136,13 @@ def cache_dir() -> Path:
     return root
 
 
+def objcopy() -> str:
+    tool = shutil.which("objcopy")
+    if not tool:
+        raise InfrastructureError("objcopy was not found: race-checked kernels need it (apt-get install binutils)")
+    return tool
+
+
 def compiler() -> str:
     cxx = os.environ.get("CXX") or shutil.which("g++")
     if not cxx:
@@ -216,12 +224,16 @@ def _header_path(flags: tuple[str, ...]) -> Path:
 
 
 def build_kernel(translation_unit: str, *, limits: Limits | None = None,
-                 fma: bool | None = None) -> Path:
+                 fma: bool | None = None, race_check: bool | None = None) -> Path:
     """Compile a translation unit to a shared object (cached by content); CompileError on failure.
 
     A limit hit (*limits*, default `KERNEL_LIMITS`) is a CompileError naming the limit. *fma*:
-    FMA contraction on or off (default: `MUTAGYM_FMA`, see `fma_contraction`)."""
-    flags = kernel_flags(fma)
+    FMA contraction on or off (default: `MUTAGYM_FMA`, see `fma_contraction`). *race_check*:
+    instrumented for the runner's race and state checks (default: `MUTAGYM_RACE_CHECK`, see
+    `races`); then g++ compiles and links in two steps, and the sanitizer's constructor is taken
+    out of the object in between."""
+    race = race_check_enabled(race_check)
+    flags = kernel_flags(fma) + (RACE_FLAGS if race else ())
     key = hashlib.sha256(f"{runtime_version()}\n{' '.join(flags)}\n{translation_unit}".encode()).hexdigest()
     target = cache_dir() / f"runtime-{runtime_version()}" / "kernels" / key[:2] / f"{key}.so"
     if KernelCache.touch(target):
@@ -232,14 +244,19 @@ def build_kernel(translation_unit: str, *, limits: Limits | None = None,
     def build(tmp: Path) -> None:
         with private_dir("mg-gxx-") as work:
             (work / "submission.cu.cpp").write_text(translation_unit)
-            proc = run_bounded(
-                [compiler(), *flags, "-include", str(header), "-o", "kernel.so",
-                 "submission.cu.cpp", *KERNEL_LINK],
-                what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
-            if proc.returncode != 0:
-                log = redact_log(proc.stderr.decode(errors="replace"))
-                first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
-                raise CompileError(f"g++ rejected the kernel: {first.strip()}", log=log)
+            steps = [[compiler(), *flags, "-include", str(header), "-o", "kernel.so",
+                      "submission.cu.cpp", *KERNEL_LINK]]
+            if race:
+                steps = [[compiler(), *flags, "-include", str(header), "-c", "-o", "kernel.o",
+                          "submission.cu.cpp"],
+                         [objcopy(), f"--remove-section={SANITIZER_CONSTRUCTOR_SECTION}", "kernel.o"],
+                         [compiler(), "-o", "kernel.so", "kernel.o", *KERNEL_LINK]]
+            for step in steps:
+                proc = run_bounded(step, what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
+                if proc.returncode != 0:
+                    log = redact_log(proc.stderr.decode(errors="replace"))
+                    first = next((line for line in log.splitlines() if "error" in line), log.strip()[:300])
+                    raise CompileError(f"g++ rejected the kernel: {first.strip()}", log=log)
             shutil.copyfile(work / "kernel.so", tmp)
         built.append(tmp.stat().st_size)
 

@@ -19,11 +19,21 @@
 #include "mg_half.h"
 #include "mg_bf16.h"
 
+/* Every atomic tells the runner first (race.h): an atomic access never races, orders across
+ * blocks (acquire, and release after a __threadfence), and a thread that keeps polling one address
+ * without seeing it change is reported. The bodies themselves are not instrumented for races. */
+extern "C" void __mg_race_atomic(const void* address, unsigned size);
+#define __MG_ATOMIC_FN(R, name, params, body)                                                      \
+    __attribute__((no_sanitize_thread)) static inline R name params {                             \
+        __mg_race_atomic((const void*)address, (unsigned)sizeof *address);                         \
+        body                                                                                       \
+    }
+
 /* Defines name, name_block and name_system with one body. */
 #define __MG_ATOMIC(R, name, params, body)                                                         \
-    static inline R name params body                                                               \
-    static inline R name##_block params body                                                       \
-    static inline R name##_system params body
+    __MG_ATOMIC_FN(R, name, params, body)                                                          \
+    __MG_ATOMIC_FN(R, name##_block, params, body)                                                  \
+    __MG_ATOMIC_FN(R, name##_system, params, body)
 
 #define __MG_ATOMIC_RMW(name, T, expr)                                                             \
     __MG_ATOMIC(T, name, (T * address, T val), { T old = *address; *address = (expr); return old; })
@@ -37,15 +47,16 @@ __MG_ATOMIC_RMW(atomicAdd, float, old + __mg_fbar(val))
 __MG_ATOMIC_RMW(atomicAdd, double, old + __mg_dbar(val))
 /* the 16-bit float atomicAdd has no _block / _system forms in CUDA */
 #define __MG_ATOMIC_ADD16(T, add)                                                                  \
-    static inline T atomicAdd(T * address, T val) { T old = *address; *address = add(old, val); return old; }
+    __MG_ATOMIC_FN(T, atomicAdd, (T * address, T val), { T old = *address; *address = add(old, val); return old; })
 __MG_ATOMIC_ADD16(__half, __hadd)
 __MG_ATOMIC_ADD16(__half2, __hadd2)
 __MG_ATOMIC_ADD16(__nv_bfloat16, __hadd)
 __MG_ATOMIC_ADD16(__nv_bfloat162, __hadd2)
 #undef __MG_ATOMIC_ADD16
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900   /* CUDA has the vector atomicAdd from sm_90 on */
-__MG_ATOMIC_RMW(atomicAdd, float2, make_float2(old.x + val.x, old.y + val.y))
-__MG_ATOMIC_RMW(atomicAdd, float4, make_float4(old.x + val.x, old.y + val.y, old.z + val.z, old.w + val.w))
+__MG_ATOMIC_RMW(atomicAdd, float2, make_float2(old.x + __mg_fbar(val.x), old.y + __mg_fbar(val.y)))
+__MG_ATOMIC_RMW(atomicAdd, float4, make_float4(old.x + __mg_fbar(val.x), old.y + __mg_fbar(val.y),
+                                              old.z + __mg_fbar(val.z), old.w + __mg_fbar(val.w)))
 #endif
 __MG_ATOMIC_RMW(atomicSub, int, old - val)
 __MG_ATOMIC_RMW(atomicSub, unsigned int, old - val)
@@ -90,10 +101,10 @@ __MG_ATOMIC_CAS(int)
 __MG_ATOMIC_CAS(unsigned int)
 __MG_ATOMIC_CAS(unsigned long long)
 /* CUDA has the 16-bit atomicCAS without _block / _system forms */
-static inline unsigned short atomicCAS(unsigned short * address, unsigned short compare, unsigned short val) {
-    unsigned short old = *address; if (old == compare) *address = val; return old;
-}
+__MG_ATOMIC_FN(unsigned short, atomicCAS, (unsigned short * address, unsigned short compare, unsigned short val),
+               { unsigned short old = *address; if (old == compare) *address = val; return old; })
 
 #undef __MG_ATOMIC_CAS
 #undef __MG_ATOMIC_RMW
 #undef __MG_ATOMIC
+#undef __MG_ATOMIC_FN

@@ -7,8 +7,8 @@
  * which without -mpopcnt becomes a call into libgcc. __hadd(int, int) is CUDA's integer average
  * (the __half overload lives in mg_half.h).
  * Cache-hinted loads (__ldg, __ldcg, ...) and stores (__stcg, ...) are plain accesses.
- * Fences are compiler barriers only: cooperatively scheduled fibers on one OS thread are
- * sequentially consistent. __nanosleep and __prof_trigger do nothing.
+ * Fences are compiler barriers (cooperatively scheduled fibers on one OS thread are sequentially
+ * consistent) that the race detector sees as releases. __nanosleep and __prof_trigger do nothing.
  * clock()/clock64() return a counter that increases by 16 on every call (shared by all threads),
  * not time: durations measured with them are meaningless, orderings are monotonic.
  * __trap() and __brkpt() execute a trap instruction (the run ends as a crash).
@@ -153,9 +153,12 @@ template <class T> static inline void __stwt(T *p, typename __mg_cached<T>::type
 /* Fences, timers, traps                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-static inline void __threadfence(void) { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_block(void) { __asm__ __volatile__("" ::: "memory"); }
-static inline void __threadfence_system(void) { __asm__ __volatile__("" ::: "memory"); }
+/* A fence tells the runner (race.h): a fence then an atomic or volatile store releases the
+ * thread's earlier writes to other blocks. */
+extern "C" void __mg_race_fence(void);
+static inline void __threadfence(void) { __mg_race_fence(); __asm__ __volatile__("" ::: "memory"); }
+static inline void __threadfence_block(void) { __mg_race_fence(); __asm__ __volatile__("" ::: "memory"); }
+static inline void __threadfence_system(void) { __mg_race_fence(); __asm__ __volatile__("" ::: "memory"); }
 static inline void __nanosleep(unsigned int) {}
 static inline void __prof_trigger(int) {}
 static inline void __trap(void) { __builtin_trap(); }

@@ -227,7 +227,14 @@ mg_switch:
 #endif
 extern "C" void mg_switch(void** save_sp, void* new_sp);
 
-static void set_thread_ctx(const Fiber* f) { g_ctx->thread_idx = f->tid; }
+__attribute__((noreturn)) static void sys_exit(int code);
+__attribute__((noreturn)) static void die(const char* what);
+#include "race.h"
+
+static void set_thread_ctx(const Fiber* f) {
+    g_ctx->thread_idx = f->tid;
+    race_thread_switched(f->linear);
+}
 
 static void yield_thread();
 
@@ -239,6 +246,7 @@ static void fiber_main() {
     for (;;) {
         Fiber* f = g_current;
         g_entry(g_entry_args);
+        race_settle();
         set_state(f, F_DONE);
         g_warp_done[f->linear / 32] |= 1u << (f->linear % 32);
         yield_thread();
@@ -456,6 +464,7 @@ static void arrive_at_barrier(Fiber* f, int line, int site, int op, int pred) {
 }
 
 extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line, int site) {
+    race_settle();
     if (!g_fiber_mode) {
         fail_sync("a barrier was reached in a kernel run without fibers");
         return;
@@ -465,6 +474,7 @@ extern "C" __attribute__((visibility("default"))) void __mg_syncthreads(int line
 
 extern "C" __attribute__((visibility("default"))) int __mg_syncthreads_op(int line, int site, int op,
                                                                            int pred) {
+    race_settle();
     if (!g_fiber_mode) {
         fail_sync("a barrier was reached in a kernel run without fibers");
         return 0;
@@ -500,6 +510,7 @@ static void try_complete_activemask(unsigned warp) {
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned __mg_activemask(void) {
+    race_settle();
     if (!g_fiber_mode) return 1u << (g_ctx->thread_idx.x % 32);
     Fiber* f = g_current;
     set_state(f, F_WAIT_WARP);
@@ -515,6 +526,8 @@ static const unsigned long long POISON_BITS = ~0ULL;
 
 static void complete_warp(unsigned warp, unsigned group) {
     Fiber* lanes = g_fibers + warp * 32;
+    unsigned lanes_here = g_nthreads - warp * 32;
+    race_warp_completes(warp, group, (lanes_here >= 32 ? ~0u : (1u << lanes_here) - 1) & ~g_warp_done[warp]);
     unsigned votes = 0;                 // ballot of the group, computed once
     int have_votes = 0;
     int reduced_kind = -1, reduced_arg = 0;  // the last __reduce_*_sync result, reused by its peers
@@ -583,6 +596,7 @@ static void complete_warp(unsigned warp, unsigned group) {
 extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_op(
     int line, unsigned mask, int kind, unsigned long long value, int arg, int width) {
     (void)line;
+    race_settle();
     if (!g_fiber_mode) {
         fail_sync("a warp collective was reached in a kernel run without fibers");
         return value;
@@ -711,6 +725,7 @@ static int run_block_fibers(unsigned long long block_linear, const Dim3& b) {
             }
             g_in_state[F_RUNNABLE] += at_block;
             g_in_state[F_WAIT_BLOCK] = 0;
+            race_barrier_completes();
             continue;
         }
         Line m;
@@ -750,7 +765,9 @@ static void run_block_plain(const Dim3& b, unsigned nthreads, EntryFn entry, voi
         Dim3 tid;
         thread_coords(g_order[k], b, &tid);
         g_ctx->thread_idx = tid;
+        race_thread_switched(g_order[k]);
         entry(args);
+        race_settle();
         if (g_sync_error) return;
     }
 }
@@ -764,6 +781,7 @@ static int run_launch(int li, Launch* L) {
     g_entry_args = L->args;
     unsigned long long nblocks = (unsigned long long)L->grid.x * L->grid.y * L->grid.z;
     prepare_block_order(nblocks, 0xb10c0000ULL + (unsigned)li);
+    race_launch_begins();
     for (unsigned long long i = 0; i < nblocks; i++) {
         unsigned long long bl = block_at(i, nblocks);
         Dim3 bid;
@@ -772,6 +790,7 @@ static int run_launch(int li, Launch* L) {
         bid.z = (unsigned)(bl / ((unsigned long long)L->grid.x * L->grid.y));
         g_ctx->block_idx = bid;
         poison_shared(L->shared_bytes);
+        race_block_begins(bl);
         int failed;
         if (g_fiber_mode) {
             failed = run_block_fibers(bl, L->block);
@@ -779,6 +798,7 @@ static int run_launch(int li, Launch* L) {
             run_block_plain(L->block, g_nthreads, L->entry, L->args, bl);
             failed = g_sync_error;
         }
+        race_block_ends();
         if (failed) {
             Line l;
             l.s("result ").u(g_case).s(" sync_error launch ").i(li).s(" block (").u(bid.x).s(",")
@@ -1134,16 +1154,28 @@ int main(int argc, char** argv) {
     expect("printf_bytes"); g_print_cap = next_u64();
     expect("address_space"); unsigned long long address_space = next_u64();
     expect("identity"); unsigned long long uid = next_u64(), gid = next_u64();
+    expect("race"); g_race_check = (int)next_u64();
+    expect("bookkeeping"); g_nbookkeeping = (unsigned)next_u64();
+    if (g_nbookkeeping > BOOKKEEPING_CAPACITY) die("too many bookkeeping ranges");
+    for (unsigned i = 0; i < g_nbookkeeping; i++) {
+        g_bookkeeping_offsets[i][0] = next_u64();
+        g_bookkeeping_offsets[i][1] = next_u64();
+    }
 
     g_mem = (unsigned char*)mmap(nullptr, g_mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (g_mem == MAP_FAILED) die("mapping the buffers failed");
     close(memfd);
     expect("protect");
     unsigned long long nprot = next_u64();
+    size_t npages = (g_mem_bytes + 4095) / 4096;
+    unsigned char* writable_pages = (unsigned char*)malloc(npages ? npages : 1);
+    if (!writable_pages) die("allocating the page map failed");
+    memset(writable_pages, 1, npages);
     for (unsigned long long i = 0; i < nprot; i++) {
         unsigned long long off = next_u64(), len = next_u64(), mode = next_u64();
         int prot = mode == 0 ? PROT_NONE : PROT_READ;
         if (mprotect(g_mem + off, len, prot)) die("mprotect failed");
+        for (unsigned long long pg = off / 4096; pg < (off + len + 4095) / 4096 && pg < npages; pg++) writable_pages[pg] = 0;
     }
     int object = copy_object(so_path);
     set_limits(cpu_seconds, address_space);
@@ -1179,6 +1211,8 @@ int main(int argc, char** argv) {
         }
     }
     if (g_fiber_mode) allocate_fibers();
+    race_allocate(g_max_threads, writable_pages, npages);
+    free(writable_pages);
     g_order = (unsigned*)calloc(g_max_threads ? g_max_threads : 1, sizeof(unsigned));
     g_print_buf = g_print_cap ? (char*)malloc(g_print_cap) : nullptr;
     size_t altsize = 1 << 16;
@@ -1204,6 +1238,7 @@ int main(int argc, char** argv) {
     if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
     g_ctx = context();
     shared_range(&g_smem_static_begin, &g_smem_static_end, &g_smem_dynamic, &g_smem_dynamic_capacity);
+    race_attach_object((void*)context);
     for (int c = 0; c < g_ncases; c++) {
         for (int li = 0; li < g_cases[c].nlaunches; li++) {
             Launch* L = &g_cases[c].launches[li];

@@ -35,6 +35,7 @@ def submission(code: str, *launches: dict, scratches: tuple[dict, ...] = ()) -> 
 
 
 @functools.cache
-def compiled(source: str):
-    """Compile once per text for the whole session (a compile costs ~0.2 s)."""
-    return compile(source, backend="cpu")
+def compiled(source: str, race_check: bool | None = None):
+    """Compile once per text for the whole session (a compile costs ~0.2 s). *race_check* False
+    builds without the race detector, for tests of what thread orders alone expose."""
+    return compile(source, backend="cpu", race_check=race_check)

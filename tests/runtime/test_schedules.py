@@ -4,6 +4,8 @@ Threads of a block run one at a time until they return or reach a barrier (see t
 docstring of `mutagym.runtime.cpu_backend`). A kernel that is missing a barrier can be wrong under
 one order and right under another, which is why a kill matrix runs more than one schedule; a
 correct kernel is right under all of them; and a seeded shuffle is a pure function of its seed.
+What orders alone show is the subject here, so kernels are built without the race detector, which
+reports these races as `data_race` under every order (test_races.py).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class TestMissingBarrier:
     def test_wrong_under_ascending(self):
         """Thread 0 runs first and reads partial sums its partners have not written yet."""
         cases, want = reduction_cases()
-        for i, (r, w) in enumerate(zip(compiled(NO_LOOP_BARRIER).run_batch(cases, schedule="ascending"), want)):
+        for i, (r, w) in enumerate(zip(compiled(NO_LOOP_BARRIER, False).run_batch(cases, schedule="ascending"), want)):
             assert r.ok, r.message
             assert not np.array_equal(r.outputs["out"], w), f"case {i}: the race did not show"
             full = slice(0, r.outputs["out"].size - (cases[i].dims["n"] % 256 != 0))
@@ -67,7 +69,7 @@ class TestMissingBarrier:
     def test_right_under_descending(self):
         """Run from the last thread down, every partner finishes before its reader: the mutant survives."""
         cases, want = reduction_cases()
-        for i, (r, w) in enumerate(zip(compiled(NO_LOOP_BARRIER).run_batch(cases, schedule="descending"), want)):
+        for i, (r, w) in enumerate(zip(compiled(NO_LOOP_BARRIER, False).run_batch(cases, schedule="descending"), want)):
             assert r.ok, r.message
             np.testing.assert_array_equal(r.outputs["out"], w, err_msg=f"case {i}")
 
@@ -75,7 +77,7 @@ class TestMissingBarrier:
     def test_wrong_under_a_shuffle(self, schedule):
         """A seeded random order catches the race too."""
         cases, want = reduction_cases()
-        results = compiled(NO_LOOP_BARRIER).run_batch(cases, schedule=schedule)
+        results = compiled(NO_LOOP_BARRIER, False).run_batch(cases, schedule=schedule)
         assert all(r.ok for r in results)
         assert any(not np.array_equal(r.outputs["out"], w) for r, w in zip(results, want))
 
@@ -83,7 +85,7 @@ class TestMissingBarrier:
     def test_correct_reduction_is_right_under_every_schedule(self, schedule):
         """With its barrier the reduction is exact under all orders."""
         cases, want = reduction_cases()
-        for i, (r, w) in enumerate(zip(compiled(CORRECT).run_batch(cases, schedule=schedule), want)):
+        for i, (r, w) in enumerate(zip(compiled(CORRECT, False).run_batch(cases, schedule=schedule), want)):
             assert r.ok, r.message
             np.testing.assert_array_equal(r.outputs["out"], w, err_msg=f"case {i} [{schedule}]")
 
@@ -98,7 +100,7 @@ class TestMissingBarrier:
         """, {"kernel": "reverse", "grid": [1], "block": [128], "args": ["x", "out"]})
         x = np.arange(128, dtype=np.float32)
         for schedule in SCHEDULES:
-            r = compiled(source).run({"x": x}, {"out": ((128,), "float32")}, {}, schedule=schedule)
+            r = compiled(source, False).run({"x": x}, {"out": ((128,), "float32")}, {}, schedule=schedule)
             assert r.ok and np.isnan(r.outputs["out"]).any(), schedule
 
 
@@ -122,7 +124,7 @@ RECORDERS = {
 
 def run_order(mode: str, schedule: str) -> np.ndarray:
     """The global thread ids in the order the emulator ran them."""
-    r = compiled(RECORDERS[mode]).run({}, {"counter": ((1,), "uint32"), "order": ((256,), "int32")}, {},
+    r = compiled(RECORDERS[mode], False).run({}, {"counter": ((1,), "uint32"), "order": ((256,), "int32")}, {},
                                       schedule=schedule)
     assert r.ok, r.message
     return r.outputs["order"]
@@ -158,7 +160,7 @@ def test_shuffled_outputs_are_bit_identical_across_runs(schedule):
     """The racy reduction over random floats gives the same output bits on every run of a seed."""
     x = np.random.default_rng(0).standard_normal(4099).astype(np.float32)
     case = RunCase({"x": x}, {"out": ((17,), "float32")}, {"n": 4099})
-    kernel = compiled(NO_LOOP_BARRIER)
+    kernel = compiled(NO_LOOP_BARRIER, False)
     runs = [kernel.run_batch([case, case], schedule=schedule) for _ in range(2)]
     bits = [r.outputs["out"].view(np.uint32) for batch in runs for r in batch]
     for other in bits[1:]:
@@ -169,7 +171,7 @@ def test_shuffled_outputs_are_bit_identical_across_runs(schedule):
                                       "shuffled:-1"])
 def test_unknown_schedule_is_a_value_error(schedule):
     """A schedule that is not ascending, descending or shuffled[:seed] is refused, quoting it."""
-    kernel = compiled(CORRECT)
+    kernel = compiled(CORRECT, False)
     x = np.ones(256, np.float32)
     expected = rf"unknown schedule {schedule!r}; expected 'ascending', 'descending' or 'shuffled\[:seed\]'"
     with pytest.raises(ValueError, match=expected.replace("(", r"\(").replace(")", r"\)")):
@@ -181,7 +183,7 @@ def test_unknown_schedule_is_a_value_error(schedule):
 def test_non_string_schedule_is_a_value_error():
     """A schedule given as a number is refused the same way."""
     with pytest.raises(ValueError, match="unknown schedule 1"):
-        compiled(CORRECT).run({"x": np.ones(256, np.float32)}, {"out": ((1,), "float32")}, {"n": 256},
+        compiled(CORRECT, False).run({"x": np.ones(256, np.float32)}, {"out": ((1,), "float32")}, {"n": 256},
                               schedule=1)
 
 
@@ -202,7 +204,7 @@ extern "C" __global__ void k(int* out, int g) {
 @pytest.mark.parametrize("schedule", ["shuffled", "shuffled:3", "descending"])
 def test_every_block_runs_exactly_once_for_small_grids(schedule):
     """The block order is a permutation for every grid size (a grid of 3 once hung when shuffled)."""
-    k = compiled(BLOCK_IDS)
+    k = compiled(BLOCK_IDS, False)
     cases = [RunCase({}, {"out": ((g,), "int32")}, {"g": g}) for g in range(1, 10)]
     for g, r in zip(range(1, 10), k.run_batch(cases, schedule=schedule, timeout_s=5)):
         assert r.ok, (g, r.outcome, r.message)
@@ -229,7 +231,7 @@ def test_run_schedules_equals_one_batch_per_schedule(source):
         cases = [RunCase({"x": x}, {"out": ((64,), "float32"), "half": ((64,), "float32")})] * 2
     else:
         cases = reduction_cases()[0]
-    kernel = compiled(source)
+    kernel = compiled(source, False)
     runs = kernel.run_schedules(cases, SCHEDULES)
     assert list(runs) == list(SCHEDULES)
     for schedule in SCHEDULES:

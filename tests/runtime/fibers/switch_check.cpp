@@ -41,6 +41,7 @@ int main() {
     g_stack_bytes = 64 * 1024;
     g_max_threads = 64;
     allocate_fibers();
+    race_allocate(g_max_threads, nullptr, 0);   // the race checks' per-thread state (no shadow)
     g_order = (unsigned*)calloc(g_max_threads, sizeof(unsigned));
     Launch launch;
     memset(&launch, 0, sizeof launch);
