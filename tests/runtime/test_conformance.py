@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from mutagym.runtime import CompileError, RunCase, RunResult, compile
+from mutagym.runtime import CompileError, RunCase, RunResult, compile, toolchain
 from mutagym.runtime.buffers import Poison, initial_output, run_case_digest
 from mutagym.runtime.nvrtc import nvrtc_compile
 from submission_text import compiled, launch, scratch, submission
@@ -146,6 +146,24 @@ def conformance(id: str, source: str, schedules: tuple[str, ...] = SCHEDULES):  
 
 def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+#: Kernels are built with FMA contraction (nvcc's default) unless MUTAGYM_FMA=0.
+CONTRACTED = toolchain.fma_contraction()
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """float32 a*b+c rounded once (exact product in double, the sum's error folded in by round to
+    odd, then one rounding to float32)."""
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(a, b, c))
+    p = a * b
+    s = p + c
+    t = s - p
+    err = (p - (s - t)) + (c - t)
+    bits = s.view(np.int64).copy()
+    fix = (err != 0) & ((bits & 1) == 0) & np.isfinite(s)
+    bits[fix] += np.where((err[fix] > 0) == (s[fix] > 0), 1, -1)
+    return bits.view(np.float64).astype(np.float32)
 
 
 def uniform(n: int, seed: int, low: float = -1.0, high: float = 1.0, dtype=np.float32) -> np.ndarray:
@@ -993,7 +1011,7 @@ def _():
     for n in SIZES:
         x, y = uniform(n, n), uniform(n, n + 1)
         cases.append(Case(f"n={n}", RunCase({"x": x, "y": y}, {"out": ((n,), "float32")}, {"n": n}, {"a": -2.5}),
-                          exact(out=np.float32(-2.5) * x + y)))
+                          exact(out=fma32(-2.5, x, y) if CONTRACTED else np.float32(-2.5) * x + y)))
     return cases
 
 
@@ -1077,7 +1095,7 @@ HALF_ARITH = submission("""
         out[4 * n + i] = __hneg(x);
         out[5 * n + i] = __hmax(x, y);
         out[6 * n + i] = __hmin(x, y);
-        out[7 * n + i] = x * y + z;        // operators: two roundings, no contraction into fma
+        out[7 * n + i] = x * y + z;        // operators: contracted to one HFMA (MUTAGYM_FMA=0: two roundings)
         less[i] = __hlt(x, y);
     }
     extern "C" __global__ void half2_ops(const __half2* a, const __half2* b, __half2* sum,
@@ -1107,7 +1125,7 @@ def _():
         rounded_product = (a64 * b64).astype(f16).astype(np.float64)
         want = np.concatenate([(a64 + b64).astype(f16), (a64 - b64).astype(f16), (a64 * b64).astype(f16),
                                (a64 * b64 + c64).astype(f16), -a, np.maximum(a, b), np.minimum(a, b),
-                               (rounded_product + c64).astype(f16)])
+                               (a64 * b64 + c64 if CONTRACTED else rounded_product + c64).astype(f16)])
         cases.append(Case(f"n={n}", RunCase(
             {"a": a, "b": b, "c": c},
             {"out": ((8 * n,), "float16"), "less": ((n,), "bool"), "sum": ((n,), "float16"),
