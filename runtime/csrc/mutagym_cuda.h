@@ -125,22 +125,36 @@ static inline T __mg_from_bits(unsigned long long bits) {
 static inline void __syncwarp(unsigned mask = 0xffffffffu) {
     __mg_warp_op(0, mask, __MG_WARP_SYNC, 0, 0, 32);
 }
-template <class T>
-static inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {
-    return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_IDX, __mg_bits(var), src_lane, width));
-}
-template <class T>
-static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-    return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_UP, __mg_bits(var), (int)delta, width));
-}
-template <class T>
-static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
-    return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_DOWN, __mg_bits(var), (int)delta, width));
-}
-template <class T>
-static inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {
-    return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_XOR, __mg_bits(var), lane_mask, width));
-}
+// The warp collectives take exactly CUDA's overloads (sm_30_intrinsics.h, cuda_fp16.h,
+// cuda_bf16.h; sm_70_rt.h for match): plain functions, so overload resolution is CUDA's (a
+// `short` promotes to the int overload and a float2 has none). A contracted __half / __half2
+// product (mg_half.h's __mg_hprod, __mg_hprod2) converts to its base: the rounded product.
+#define __MG_SHFL(T)                                                                                    \
+    static inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = 32) {                   \
+        return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_IDX, __mg_bits(var), src_lane, width)); \
+    }                                                                                                   \
+    static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {              \
+        return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_UP, __mg_bits(var), (int)delta, width)); \
+    }                                                                                                   \
+    static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {            \
+        return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_DOWN, __mg_bits(var), (int)delta, width)); \
+    }                                                                                                   \
+    static inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32) {              \
+        return __mg_from_bits<T>(__mg_warp_op(0, mask, __MG_SHFL_XOR, __mg_bits(var), lane_mask, width)); \
+    }
+__MG_SHFL(int)
+__MG_SHFL(unsigned int)
+__MG_SHFL(long)
+__MG_SHFL(unsigned long)
+__MG_SHFL(long long)
+__MG_SHFL(unsigned long long)
+__MG_SHFL(float)
+__MG_SHFL(double)
+__MG_SHFL(__half)
+__MG_SHFL(__half2)
+__MG_SHFL(__nv_bfloat16)
+__MG_SHFL(__nv_bfloat162)
+#undef __MG_SHFL
 static inline unsigned __ballot_sync(unsigned mask, int predicate) {
     return (unsigned)__mg_warp_op(0, mask, __MG_BALLOT, predicate != 0, 0, 32);
 }
@@ -150,16 +164,24 @@ static inline int __any_sync(unsigned mask, int predicate) {
 static inline int __all_sync(unsigned mask, int predicate) {
     return (int)__mg_warp_op(0, mask, __MG_ALL, predicate != 0, 0, 32);
 }
-template <class T>
-static inline unsigned __match_any_sync(unsigned mask, T value) {
-    return (unsigned)__mg_warp_op(0, mask, __MG_MATCH_ANY, __mg_bits(value), 0, 32);
-}
-template <class T>
-static inline unsigned __match_all_sync(unsigned mask, T value, int* pred) {
-    unsigned long long r = __mg_warp_op(0, mask, __MG_MATCH_ALL, __mg_bits(value), 0, 32);
-    *pred = r != 0;
-    return (unsigned)r;
-}
+#define __MG_MATCH(T)                                                                      \
+    static inline unsigned __match_any_sync(unsigned mask, T value) {                      \
+        return (unsigned)__mg_warp_op(0, mask, __MG_MATCH_ANY, __mg_bits(value), 0, 32);   \
+    }                                                                                      \
+    static inline unsigned __match_all_sync(unsigned mask, T value, int* pred) {           \
+        unsigned long long r = __mg_warp_op(0, mask, __MG_MATCH_ALL, __mg_bits(value), 0, 32); \
+        *pred = r != 0;                                                                    \
+        return (unsigned)r;                                                                \
+    }
+__MG_MATCH(unsigned)
+__MG_MATCH(int)
+__MG_MATCH(unsigned long)
+__MG_MATCH(long)
+__MG_MATCH(unsigned long long)
+__MG_MATCH(long long)
+__MG_MATCH(float)
+__MG_MATCH(double)
+#undef __MG_MATCH
 #define __MG_WARP_REDUCE(name, kind, T)                                                  \
     static inline T name(unsigned mask, T value) {                                       \
         return (T)__mg_warp_op(0, mask, kind, (unsigned long long)(unsigned)value,       \

@@ -564,15 +564,6 @@ class TestEnumeration:
         assert not dropped, "call sites g++ refuses:\n" + "\n".join(f"{s}\n  {s.text}" for s in dropped[:20])
 
 
-#: Refusals known and not yet fixed: the warp collectives' templates in mutagym_cuda.h take any
-#: type of at most 8 bytes, CUDA only its scalar (and, for shuffles, half) overloads, so e.g.
-#: `__shfl_sync(m, short, 0)` returns an int there and `__shfl_sync(m, float2, 0)` does not compile.
-#: Restricting them belongs to that header's owner; `test_known_gaps_remain` fails once it is done,
-#: to have this entry removed.
-KNOWN_GAPS = {("mutagym_cuda.h", name) for name in ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
-                                                     "__shfl_xor_sync", "__match_any_sync", "__match_all_sync")}
-
-
 @cache
 def _refusals() -> tuple[CallSite, ...]:
     return tuple(refused_by_nvrtc())
@@ -582,21 +573,38 @@ class TestAgainstNvrtc:
     def test_every_overload_exists_in_cuda(self):
         """NVRTC, at the gate's architecture, compiles every call site the emulator compiles."""
         _nvrtc_or_skip()
-        refused = [s for s in _refusals() if (s.overload.header, s.overload.name) not in KNOWN_GAPS]
+        refused = list(_refusals())
         assert not refused, (f"{len(refused)} overloads of the emulation headers that CUDA lacks:\n"
                              + "\n".join(map(str, refused)))
 
-    def test_known_gaps_remain(self):
-        """Each known gap is still refused by NVRTC (else drop it from KNOWN_GAPS)."""
+    @pytest.mark.parametrize("decl, expr, ret", [
+        ("short x = 1;", "__shfl_sync(~0u, x, 0)", "int"),
+        ("unsigned short x = 1;", "__shfl_up_sync(~0u, x, 1)", "int"),
+        ("bool x = 1;", "__shfl_xor_sync(~0u, x, 1)", "int"),
+        ("size_t x = 1;", "__shfl_down_sync(~0u, x, 1)", "unsigned long"),
+        ("__half2 a{}, b{};", "__shfl_xor_sync(~0u, a * b, 1)", "__half2"),
+        ("__half a{}, b{};", "__shfl_sync(~0u, a * b, 0)", "__half"),
+        ("char x = 1; int p;", "__match_all_sync(~0u, x, &p)", "unsigned int"),
+    ])
+    def test_collectives_resolve_as_in_cuda(self, decl, expr, ret):
+        """The warp collectives are CUDA's plain overloads: a `short` promotes to the int one, a
+        contracted __half2 product (`__mg_hprod2`) converts to __half2; on g++ and on NVRTC."""
+        body = f'{decl} (void)({expr}); static_assert(mg_same_<decltype({expr}), {ret}>::value, "r");'
+        for fma in MODES:
+            ok, log = _gpp(fma)(_PRELUDE + f"__device__ void f() {{ {body} }}\n")
+            assert ok, log
         _nvrtc_or_skip()
-        gaps = {(s.overload.header, s.overload.name) for s in _refusals()}
-        assert KNOWN_GAPS <= gaps, f"fixed, drop from KNOWN_GAPS: {sorted(KNOWN_GAPS - gaps)}"
+        ok, log = _nvrtc("#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n" + _PRELUDE
+                         + f"__device__ void f() {{ {body} }}\n")
+        assert ok, log
 
     def test_removed_overloads_stay_removed(self):
         """The emulator refuses what CUDA lacks (issue 15's example among them), NVRTC or not."""
         for call in ("float* p = 0; atomicMax(p, 1.0f);", "double* p = 0; atomicMin(p, 1.0);",
                      "float2* p = 0; atomicAdd(p, make_float2(0, 0));", "__half* p = 0; atomicAdd_block(p, __half(0));",
-                     "int n = 2; (void)sqrt(n);", "(void)saturatef(0.5f);", "const bool* p = 0; (void)__ldg(p);"):
+                     "int n = 2; (void)sqrt(n);", "(void)saturatef(0.5f);", "const bool* p = 0; (void)__ldg(p);",
+                     "float2 v{}; (void)__shfl_sync(~0u, v, 0);", "uint3 v{}; (void)__match_any_sync(~0u, v);",
+                     "__half v{}; (void)__match_any_sync(~0u, v);"):
             for fma in MODES:
                 ok, _ = _gpp(fma)(f"__device__ void f() {{ {call} }}\n")
                 assert not ok, f"the emulator accepts `{call}`"

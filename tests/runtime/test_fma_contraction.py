@@ -409,3 +409,35 @@ def test_a_cpu_without_fma(monkeypatch):
         warnings.simplefilter("error")
         assert toolchain.kernel_flags() == toolchain.kernel_flags(False)
     toolchain._warn_no_fma.cache_clear()
+
+
+# ============================================================================ a product shuffled
+
+SHUFFLE = submission("""
+    #include <cuda_fp16.h>
+    extern "C" __global__ void sh(const __half2* a, const __half2* b, const __half2* c,
+                                  __half2* out, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        __half2 x = a[i], y = b[i], z = c[i];
+        out[2 * i] = __shfl_xor_sync(0xffffffffu, x * y, 1);
+        out[2 * i + 1] = __shfl_xor_sync(0xffffffffu, x * y, 1) + z;
+    }
+""", launch("sh", ["ceil_div(n, 64)"], [64], ["a", "b", "c", "out", "n"]))
+
+
+@pytest.mark.parametrize("mode", [None, "0"], ids=["default", "MUTAGYM_FMA=0"])
+def test_a_shuffled_half2_product_is_the_rounded_product(mode, half_inputs):
+    """`__shfl_xor_sync(m, a * b, 1)` on __half2 (valid CUDA: the product is a __half2) compiles
+    although the contracted product is a __mg_hprod2, and moves the rounded product; an add after
+    the shuffle is not fused with the neighbour's operands (one rounding each, as on a GPU)."""
+    a, b, c = half_inputs
+    swap = lambda v: v.reshape(HN, 2)[np.arange(HN) ^ 1].reshape(-1)   # the xor-1 lane's pair
+    pa, pb = swap(a), swap(b)
+    z = -(pa * pb)                          # fused with pa, pb: the product's rounding error
+    z[::16] = c[::16]
+    assert (~same_bits(fused(pa, pb, z, F16), unfused(pa, pb, z))).mean() > 0.3
+    r = built(SHUFFLE, mode).run({"a": a, "b": b, "c": z}, {"out": ((4 * HN,), "float16")}, {"n": HN})
+    assert r.outcome == "ok", r
+    out = r.outputs["out"].reshape(HN, 2, 2)
+    assert_bits(out[:, 0, :].reshape(-1), pa * pb, "__shfl_xor_sync(m, a * b, 1)")
+    assert_bits(out[:, 1, :].reshape(-1), unfused(pa, pb, z), "__shfl_xor_sync(m, a * b, 1) + c")
