@@ -413,8 +413,8 @@ __MG_DEFINE_16BIT_OPS(__half, __half2, __half2float, __float2half, __mg_d2h, __u
  * c)`). Never contracted, here as on a GPU: __hmul_rn / __hadd_rn / __hsub_rn (CUDA: "prevents
  * floating-point contractions of mul+add into fma"), atomicAdd, and __nv_bfloat16, whose
  * operators on sm_80 (the gate's target) are fma.rn.bf16 instructions with a rounding modifier.
- * A __half2 product shuffled as it is (`__shfl_xor_sync(m, a * b, 1)`) deduces the 12-byte
- * product type and does not compile; name it as a __half2 first. */
+ * A product passed to a warp shuffle (`__shfl_xor_sync(m, a * b, 1)`) converts to __half2 (or
+ * __half) on the way in: the shuffled value is the rounded product, as on a GPU. */
 #if defined(__MG_FP_CONTRACT) && __MG_FP_CONTRACT
 struct __mg_hprod : __half { __half __mg_a, __mg_b; };
 struct __mg_hprod2 : __half2 { __half2 __mg_a, __mg_b; };
