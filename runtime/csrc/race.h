@@ -52,6 +52,13 @@ static uint32_t g_block_acq_all;          // an acquire by any thread, made the 
 static int g_block_acq_pending;
 static unsigned g_race_tid;               // linear index in its block of the running thread
 static int g_race_disabled;               // the event counter ran out (documented: checks stop)
+// The checks' budget per case: the first RACE_BUDGET plain accesses of a case to writable device
+// memory or shared memory are checked (reads of inputs are free), then the checks sleep until the
+// next case, so that a large case costs a bounded time more than a plain run (~20 ms): every block
+// of most cases, the first blocks (in the schedule's order) of the largest.
+static const long long RACE_BUDGET = 1ll << 21;
+static long long g_race_budget;
+static int g_race_asleep;
 
 // Blocks of the running launch that released, in execution order: which of their accesses a
 // release covered (those before the barrier event `barrier_ev`, and those of thread `tid` up to
@@ -76,7 +83,17 @@ static uint32_t* g_data_written;
 
 // The running thread's last plain write, checked at its next access or stop: a write that left the
 // bytes as they were is not a conflict (see above).
-struct PendingWrite { uintptr_t addr; unsigned size; unsigned char old[64]; void* pc; };
+struct PendingWrite {
+    uintptr_t addr;
+    void* pc;
+    RaceCell* cell;            // a write within one word: its cell, the bytes, where, and the old word
+    unsigned mask;
+    int space;
+    size_t at;
+    uint32_t word;
+    unsigned size;             // otherwise: its size and old bytes
+    unsigned char old[64];
+};
 static PendingWrite g_pending;
 
 // Spin detection: the running thread's last atomic or volatile read, and how often in a row it saw
@@ -169,7 +186,11 @@ static void race_attach_object(void* inside_object) {
 
 // ------------------------------------------------------------------ events (called by the runner)
 static inline void race_next_event() {
-    if (++g_ev >= 0xfffffff0u) g_race_disabled = 1;
+    if (++g_ev >= 0xfffffff0u) g_race_disabled = g_race_asleep = 1;
+}
+static void race_case_begins() {
+    g_race_budget = RACE_BUDGET;
+    g_race_asleep = g_race_disabled;
 }
 static void race_launch_begins() {
     race_next_event();
@@ -284,19 +305,18 @@ static bool cross_block_ordered(uint64_t rec) {
 }
 
 // Whether record `rec` is ordered before (or is of) the running thread.
-static inline bool ordered_before(uint64_t rec, int space) {
+static inline __attribute__((always_inline)) bool ordered_before(uint64_t rec, int space) {
     uint32_t ev = rec_ev(rec);
-    if (ev < g_launch_ev) return true;                // an earlier launch, or never
-    if (ev < g_block_ev) return space != SPACE_GLOBAL || cross_block_ordered(rec);
-    unsigned t = rec_tid(rec);
-    if (t == (g_race_tid & 1023)) return true;
-    if (g_barrier_ev > ev) return true;
-    if (t / 32 == g_race_tid / 32) {
+    if (ev >= g_block_ev) {                           // this block
+        if (g_barrier_ev > ev) return true;
+        unsigned t = rec_tid(rec);
+        if (t == (g_race_tid & 1023)) return true;
+        if (t / 32 != g_race_tid / 32) return false;
         unsigned w = t / 32;
-        if (g_warp_full_ev[w] > ev) return true;
-        if (g_pair_ev[(size_t)w * 1024 + (t % 32) * 32 + g_race_tid % 32] > ev) return true;
+        return g_warp_full_ev[w] > ev || g_pair_ev[(size_t)w * 1024 + (t % 32) * 32 + g_race_tid % 32] > ev;
     }
-    return false;
+    if (ev < g_launch_ev) return true;                // an earlier launch, or never
+    return space != SPACE_GLOBAL || cross_block_ordered(rec);   // another block of this launch
 }
 
 // ------------------------------------------------------------------ accesses
@@ -361,63 +381,104 @@ static inline unsigned byte_mask(uintptr_t word, uintptr_t a, unsigned size) {
     return ((1u << hi) - 1) & ~((1u << lo) - 1);
 }
 
-// Settles the running thread's pending write: if it changed the bytes, it conflicts with the
-// unordered accesses of other threads and becomes the word's last write; if not, it is noted only.
+// Settles one word of the running thread's pending write: if the write changed the bytes, it
+// conflicts with the unordered accesses of other threads and becomes the word's last write; if not,
+// it is noted only (several writers of the same bytes).
+static inline __attribute__((always_inline)) void settle_word(RaceCell* c, unsigned mask, int space, size_t at,
+                                                              int changed, void* pc) {
+    uint64_t w = c->w;
+    if (!changed) {
+        if (rec_mask(w) & mask && !ordered_before(w, space)) c->w = w | FLAG_SHARED;
+        return;
+    }
+    if (rec_mask(w) & mask && !(w & FLAG_SHARED) && !ordered_before(w, space))
+        race_report("write-write", space, at, w, pc);
+    uint64_t r = c->r;
+    if (rec_mask(r) & mask && !ordered_before(r, space)) race_report("read-write", space, at, r, pc);
+    c->w = race_record(mask);
+}
 static void settle_write(uintptr_t addr, unsigned size, int changed, void* pc) {
     uintptr_t first = addr & ~(uintptr_t)3, last = (addr + size - 1) & ~(uintptr_t)3;
     for (uintptr_t word = first; word <= last; word += 4) {
         int space; size_t byte;
         RaceCell* c = race_cell(word, &space, &byte);
-        if (!c) continue;
-        unsigned mask = byte_mask(word, addr, size);
-        size_t at = byte + (word < addr ? addr - word : 0);
-        if (!changed) {   // the same bytes again: visible to no one; several such writers are noted
-            if (rec_mask(c->w) & mask && !ordered_before(c->w, space)) c->w |= FLAG_SHARED;
-            continue;
-        }
-        if (rec_mask(c->w) & mask && !(c->w & FLAG_SHARED) && !ordered_before(c->w, space))
-            race_report("write-write", space, at, c->w, pc);
-        if (rec_mask(c->r) & mask && !ordered_before(c->r, space))
-            race_report("read-write", space, at, c->r, pc);
-        c->w = race_record(mask);
+        if (c) settle_word(c, byte_mask(word, addr, size), space, byte + (word < addr ? addr - word : 0), changed, pc);
     }
 }
 static void race_settle() {
     if (!g_pending.addr) return;
     PendingWrite p = g_pending;
     g_pending.addr = 0;
-    settle_write(p.addr, p.size, memcmp((const void*)p.addr, p.old, p.size) != 0, p.pc);
+    if (p.cell) {   // within one word: the word's other bytes cannot have changed since
+        uint32_t now;
+        memcpy(&now, (const void*)(p.addr & ~(uintptr_t)3), 4);
+        settle_word(p.cell, p.mask, p.space, p.at, now != p.word, p.pc);
+    } else {
+        settle_write(p.addr, p.size, memcmp((const void*)p.addr, p.old, p.size) != 0, p.pc);
+    }
 }
 
-static inline bool tracked(uintptr_t a, unsigned size) {
-    int space; size_t byte;
-    return race_cell(a & ~(uintptr_t)3, &space, &byte) || race_cell((a + size - 1) & ~(uintptr_t)3, &space, &byte);
+// Whether a tracked access is checked: the case's budget is not spent (a spent one sleeps).
+static inline bool race_spend() {
+    if (--g_race_budget >= 0) return true;
+    g_race_asleep = 1;
+    return false;
 }
 
-static inline void race_read(uintptr_t a, unsigned size, void* pc) {
-    if (g_race_disabled) return;
+static inline __attribute__((always_inline)) void read_word(RaceCell* c, unsigned mask, int space, size_t at,
+                                                            void* pc) {
+    uint64_t w = c->w;
+    if (rec_mask(w) & mask && !(w & FLAG_SHARED) && !ordered_before(w, space))
+        race_report("write-read", space, at, w, pc);
+    uint64_t r = c->r;
+    uint64_t next = ordered_before(r, space) ? race_record(mask)          // includes the thread's own
+                                             : r | FLAG_SHARED | (uint64_t)mask << 2;
+    if (next != r) c->r = next;
+}
+
+static inline __attribute__((always_inline)) void race_read(uintptr_t a, unsigned size, void* pc) {
+    if (g_race_asleep) return;
     if (g_pending.addr) race_settle();
-    uintptr_t first = a & ~(uintptr_t)3, last = (a + size - 1) & ~(uintptr_t)3;
-    for (uintptr_t word = first; word <= last; word += 4) {
-        int space; size_t byte;
+    int space; size_t byte;
+    uintptr_t word = a & ~(uintptr_t)3;
+    if ((a & 3) + size <= 4) {   // within one word: the common case
         RaceCell* c = race_cell(word, &space, &byte);
-        if (!c) continue;
-        unsigned mask = byte_mask(word, a, size);
-        if (rec_mask(c->w) & mask && !(c->w & FLAG_SHARED) && !ordered_before(c->w, space))
-            race_report("write-read", space, byte + (word < a ? a - word : 0), c->w, pc);
-        if (ordered_before(c->r, space)) c->r = race_record(mask);   // includes the thread's own
-        else c->r |= FLAG_SHARED | (uint64_t)mask << 2;
+        if (c) {
+            if (race_spend()) read_word(c, byte_mask(word, a, size), space, byte + (a - word), pc);
+            return;
+        }
+    } else {
+        for (; word <= ((a + size - 1) & ~(uintptr_t)3); word += 4) {
+            RaceCell* c = race_cell(word, &space, &byte);
+            if (c && race_spend()) read_word(c, byte_mask(word, a, size), space, byte + (word < a ? a - word : 0), pc);
+        }
     }
     if ((uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_check_read(a, size);
 }
 
 // A plain write, before it happens: its old bytes are kept and it is settled at the thread's next
 // access or stop, once the store has happened. Writes wider than the buffer count as changing.
-static inline void race_write(uintptr_t a, unsigned long size, void* pc) {
-    if (g_race_disabled) return;
+static inline __attribute__((always_inline)) void race_write(uintptr_t a, unsigned long size, void* pc) {
+    if (g_race_asleep) return;
     if (g_pending.addr) race_settle();
     if ((uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_note_write(a, size);
-    if (!tracked(a, size > 16 ? 16 : (unsigned)size) && (size <= 16 || !tracked(a + size - 16, 16))) return;
+    int space; size_t byte;
+    uintptr_t word = a & ~(uintptr_t)3;
+    if ((a & 3) + size <= 4) {   // within one word: the common case
+        RaceCell* c = race_cell(word, &space, &byte);
+        if (!c || !race_spend()) return;
+        g_pending.addr = a;
+        g_pending.pc = pc;
+        g_pending.cell = c;
+        g_pending.mask = byte_mask(word, a, size);
+        g_pending.space = space;
+        g_pending.at = byte + (a - word);
+        memcpy(&g_pending.word, (const void*)word, 4);
+        return;
+    }
+    uintptr_t last = (a + size - 1) & ~(uintptr_t)3;
+    if (!race_cell(word, &space, &byte) && !race_cell(last, &space, &byte)) return;
+    if (!race_spend()) return;
     if (size > sizeof g_pending.old) {
         settle_write(a, (unsigned)size, 1, pc);
         return;
@@ -425,13 +486,41 @@ static inline void race_write(uintptr_t a, unsigned long size, void* pc) {
     g_pending.addr = a;
     g_pending.size = (unsigned)size;
     g_pending.pc = pc;
+    g_pending.cell = nullptr;
     memcpy(g_pending.old, (const void*)a, size);
+}
+
+// A thread that polls one address and keeps seeing the same value waits for a write that no running
+// thread can make (threads switch only at barriers and collectives, blocks run one at a time).
+static void spin_check(uintptr_t a, unsigned size) {
+    unsigned long long value = 0;
+    memcpy(&value, (const void*)a, size < 8 ? size : 8);
+    if (a == g_spin_addr && value == g_spin_value) {
+        if (++g_spin_count >= SPIN_LIMIT) {
+            Line l;
+            l.s("result ").i(g_case).s(" sync_error spin ");
+            if (a - (uintptr_t)g_mem < g_mem_bytes) l.s("offset ").u(a - (uintptr_t)g_mem);
+            else l.s("elsewhere 0");
+            l.s(" count ").u(g_spin_count).s(" where launch ").i(g_launch).s(" block (").u(g_ctx->block_idx.x)
+                .s(",").u(g_ctx->block_idx.y).s(",").u(g_ctx->block_idx.z).s(") thread (");
+            describe_linear(l, g_race_tid).s(")");
+            l.emit();
+            sys_exit(4);
+        }
+    } else {
+        g_spin_addr = a;
+        g_spin_value = value;
+        g_spin_count = 0;
+    }
 }
 
 // An atomic or volatile access: never a conflict; an acquire, a release after a fence; a poll.
 static void race_strong(uintptr_t a, unsigned size, int writes) {
     if (g_pending.addr) race_settle();
-    if (g_race_disabled) return;
+    if (g_race_asleep) {
+        spin_check(a, size);
+        return;
+    }
     g_thread_acq[g_race_tid] = g_ev;
     g_block_acq_pending = 1;
     if (writes && g_thread_fence[g_race_tid] >= g_block_ev) {
@@ -450,26 +539,7 @@ static void race_strong(uintptr_t a, unsigned size, int writes) {
         state_check_read(a, size);
         if (writes) state_note_write(a, size);
     }
-    unsigned long long value = 0;
-    memcpy(&value, (const void*)a, size < 8 ? size : 8);
-    if (a == g_spin_addr && value == g_spin_value) {
-        if (++g_spin_count >= SPIN_LIMIT) {
-            Line l;
-            int space; size_t byte;
-            l.s("result ").i(g_case).s(" sync_error spin ");
-            if (race_cell(a & ~(uintptr_t)3, &space, &byte) && space == SPACE_GLOBAL) l.s("offset ").u(a - (uintptr_t)g_mem);
-            else l.s("elsewhere 0");
-            l.s(" count ").u(g_spin_count).s(" where launch ").i(g_launch).s(" block (").u(g_ctx->block_idx.x)
-                .s(",").u(g_ctx->block_idx.y).s(",").u(g_ctx->block_idx.z).s(") thread (");
-            describe_linear(l, g_race_tid).s(")");
-            l.emit();
-            sys_exit(4);
-        }
-    } else {
-        g_spin_addr = a;
-        g_spin_value = value;
-        g_spin_count = 0;
-    }
+    spin_check(a, size);
 }
 
 // ------------------------------------------------------------------ the instrumentation's entry points

@@ -1261,6 +1261,7 @@ int main(int argc, char** argv) {
 
     for (int c = 0; c < g_ncases; c++) {
         g_case = g_first_case + c;
+        race_case_begins();
         Case* C = &g_cases[c];
         int failed = 0;
         g_in_kernel = 1;
