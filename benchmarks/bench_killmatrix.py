@@ -56,14 +56,21 @@ def mutants(copies: int) -> list[MutantRecord]:
             for mid, problem, family, src in base for k in range(copies)]
 
 
-def catalog(pool_path: str, per_problem: int, workers: int, console: Console) -> None:
-    """Measure a stratified sample of the real pool and project the whole pool's wall time."""
-    everything = load_mutants(pool=pool_path)
+def stratified_sample(pool_path: str, per_problem: int) -> tuple[list[MutantRecord], dict[str, list[MutantRecord]]]:
+    """*per_problem* compilable mutants of every problem of the pool, evenly spaced by id; and the
+    pool's mutants by problem."""
     by_problem: dict[str, list[MutantRecord]] = {}
-    for m in sorted(everything, key=lambda m: m.id):
+    for m in sorted(load_mutants(pool=pool_path), key=lambda m: m.id):
         by_problem.setdefault(m.problem, []).append(m)
     sample = [ms[k * len(ms) // per_problem] for ms in by_problem.values()
               for k in range(min(per_problem, len(ms)))]
+    return sample, by_problem
+
+
+def catalog(pool_path: str, per_problem: int, workers: int, console: Console) -> None:
+    """Measure a stratified sample of the real pool and project the whole pool's wall time."""
+    sample, by_problem = stratified_sample(pool_path, per_problem)
+    everything = [m for ms in by_problem.values() for m in ms]
     for m in sample:                                 # warm the on-disk compile cache
         compile(m.source, backend="cpu")
     with tempfile.TemporaryDirectory() as out:

@@ -25,6 +25,9 @@
 //   polling one address with atomics or volatile loads and sees the same value 2^22 times waits for a
 //   write no one can make: it is reported as such instead of running into the time limit.
 //
+// What is checked: the watched blocks of each launch (at most 16, see choose_watched_blocks) and, in
+// each case, at most RACE_BUDGET accesses; the rest runs with the checks asleep (a call that returns).
+//
 // Shadow memory: 16 bytes per 4-byte word of device memory (global buffers that are writable, and
 // shared memory), a record of the last write and of the last read, each packed into 64 bits: the
 // event counter when it happened (32 bits), the thread (10), the bytes of the word it touched (4) and
@@ -192,9 +195,51 @@ static void race_case_begins() {
     g_race_budget = RACE_BUDGET;
     g_race_asleep = g_race_disabled;
 }
+// The blocks a launch's checks watch, at most 16 whatever the grid: an anchor block drawn from the
+// schedule's seed, and along each dimension of the grid longer than one, the blocks that differ from
+// it in that coordinate alone, at the first two, the last two and the anchor's neighbour. A race
+// inside a block shows in any block; one between blocks needs two that touch the same element,
+// which blocks one coordinate apart are (a row's split into blocks, a split-K's partial sums, a
+// halo, the tail); the last ones are there for the ragged edge. Only watched blocks are checked
+// (and spend the budget); the others run with the checks asleep.
+static const unsigned WATCHED_PER_DIMENSION = 6;
+static unsigned g_anchor[3];
+static unsigned g_watched[3][WATCHED_PER_DIMENSION];
+
+static unsigned long long race_mix(unsigned long long z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static void choose_watched_blocks() {
+    const unsigned extent[3] = {g_ctx->grid_dim.x, g_ctx->grid_dim.y, g_ctx->grid_dim.z};
+    for (int d = 0; d < 3; d++) {
+        unsigned n = extent[d] ? extent[d] : 1;
+        unsigned r = (unsigned)(race_mix(g_seed ^ ((unsigned long long)g_launch << 8) ^ (unsigned long long)d) % n);
+        g_anchor[d] = r;
+        const unsigned picks[WATCHED_PER_DIMENSION] = {0, 1 % n, (n - 2 + n) % n, n - 1, r, (r + 1) % n};
+        for (unsigned k = 0; k < WATCHED_PER_DIMENSION; k++) g_watched[d][k] = picks[k];
+    }
+}
+static bool block_watched() {
+    const unsigned coord[3] = {g_ctx->block_idx.x, g_ctx->block_idx.y, g_ctx->block_idx.z};
+    int off = -1;   // the one coordinate that differs from the anchor, if any
+    for (int d = 0; d < 3; d++) {
+        if (coord[d] == g_anchor[d]) continue;
+        if (off >= 0) return false;
+        off = d;
+    }
+    if (off < 0) return true;
+    for (unsigned k = 0; k < WATCHED_PER_DIMENSION; k++)
+        if (coord[off] == g_watched[off][k]) return true;
+    return false;
+}
+
 static void race_launch_begins() {
     race_next_event();
     g_launch_ev = g_ev;
+    choose_watched_blocks();
     g_nreleases = 0;
     g_release_overflow = 0;
     g_block_log_n = 0;
@@ -209,6 +254,7 @@ static void race_block_begins(unsigned long long block_linear) {
         g_block_log_id[g_block_log_n++] = block_linear;
     }
     g_spin_count = 0;
+    g_race_asleep = g_race_disabled || g_race_budget <= 0 || !block_watched();
 }
 static void race_block_ends() {
     if (g_nreleases && g_releases[g_nreleases - 1].start_ev == g_block_ev)

@@ -155,6 +155,15 @@ class TestFaults:
         assert "element 0 of scratch 'counter'" in result.message, result.message
         assert "of block (1,0,0) reads it" in result.message and "of block (0,0,0) wrote it" in result.message
 
+    def test_found_early_in_a_case_past_the_budget(self):
+        """A case larger than the checks' budget is checked in its first blocks: the lost update
+        between the first two blocks of a row shows, and a correct kernel of that size is clean."""
+        case, want = rows_case(2, 600_000)
+        [racy] = run(PLAIN_ACCUMULATE, [case], "ascending")
+        assert racy.outcome == "data_race", (racy.outcome, racy.message)
+        [clean] = run(submission(BLOCK_SUM, BLOCK_SUM_LAUNCH), [vector_case(1_200_000, 4688)], "ascending")
+        assert clean.ok, (clean.outcome, clean.message)
+
     def test_hidden_without_the_detector(self):
         """What the checks add: without them the shuffle race is right here in every order."""
         case, want = rows_case(4, 500)
@@ -433,3 +442,9 @@ class TestSpins:
         assert result.outcome == "sync_error", (result.outcome, result.message)
         assert "waits for element 0 of scratch 'flag' to change" in result.message, result.message
         assert "one block at a time" in result.message
+
+    def test_caught_without_the_race_instrumentation(self):
+        """Atomics report to the runner in every build: the spin is named with the checks off too."""
+        case = RunCase({"x": vector(2)}, {"out": ((2,), "float32")}, {"n": 2})
+        [result] = run(LOOK_BACK, [case], "descending", race_check=False)
+        assert result.outcome == "sync_error" and "waits for element 0" in result.message, result.message
