@@ -227,11 +227,13 @@ def judge():
 
 
 def test_the_plain_checker_alone_pays_these_wrong_kernels():
-    """The premise: each wrong kernel passes the committed checker's suite in ascending order."""
+    """The premise: each wrong kernel passes the committed checker's suite in ascending order, but
+    for the missing barrier, which the emulator's race detector names in any order."""
     checker = default_checker()
-    for source, problem in [(SUM_WITHOUT_BARRIER, "sum_dim"), (RELU_TAIL_NOT_TWO, "relu"),
-                            (SOFTMAX_MASK_UNSAFE, "softmax")]:
+    for source, problem in [(RELU_TAIL_NOT_TWO, "relu"), (SOFTMAX_MASK_UNSAFE, "softmax")]:
         assert evaluate_source(checker, problem, source).accepted, problem
+    race = evaluate_source(checker, "sum_dim", SUM_WITHOUT_BARRIER)
+    assert race.outcome == "data_race" and "__shared__ 'partial'" in race.message, race.message
     # a suite chosen over the shape classes holds a size past the presets' residues (n % 4 == 3)
     assert evaluate_source(checker, "relu", RELU_TAIL_OF_ONE).outcome == "wrong"
     verdict = evaluate_source(checker, "relu", RELU_EMPTY_GRID)
@@ -240,11 +242,11 @@ def test_the_plain_checker_alone_pays_these_wrong_kernels():
 
 @pytest.mark.parametrize("source, problem, stage, schedule, category", [
     (RELU_TAIL_OF_ONE, "relu", "suite", "ascending", "wrong"),
-    (SUM_WITHOUT_BARRIER, "sum_dim", "suite", "descending", "wrong"),
+    (SUM_WITHOUT_BARRIER, "sum_dim", "suite", "ascending", "runtime_fault"),   # a data_race
     (RELU_EMPTY_GRID, "relu", "suite", "ascending", "runtime_fault"),
     (RELU_TAIL_NOT_TWO, "relu", "pool", "ascending", "wrong"),
     (SOFTMAX_MASK_UNSAFE, "softmax", "pool", "ascending", "wrong"),
-], ids=["residue the presets lack", "descending order only", "launch plan", "residue no preset has",
+], ids=["residue the presets lack", "missing barrier", "launch plan", "residue no preset has",
         "masked rows only"])
 def test_env_step_pays_nothing_and_names_the_stage(judge, source, problem, stage, schedule, category):
     env = KernelTaskEnv(problems=[problem], judge=judge)
@@ -276,9 +278,9 @@ def test_trl_reward_pays_nothing_for_them_and_counts_the_checkers_leak(judge):
     rewards = reward(prompts=["p"] * 6, completions=sources, problem=problems,
                      log_extra=lambda c, v: logged.update({c: v}), log_metric=lambda n, v: logged.update({n: v}))
     assert rewards == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]     # a launch-plan error is penalised, never None
-    assert logged["mutagym/false_accept"] == 0.5         # the plain checker would have paid three of six
+    assert logged["mutagym/false_accept"] == pytest.approx(2 / 6)   # the plain checker would have paid two
     ledger = judge.leakage.as_dict()[judge.checker_id]
-    assert ledger["checker_alone_false_accepts"] >= 3
+    assert ledger["checker_alone_false_accepts"] >= 2
 
 
 @pytest.mark.parametrize("problem, sources", [
@@ -297,7 +299,7 @@ def test_mutagym_eval_judges_with_the_gate(tmp_path, problem, sources):
     for record in records:
         assert record["checker"].startswith("gate-") and not record["accepted"] and record["reward"] == 0.0
     if problem == "sum_dim":
-        assert records[0]["gate"]["schedule"] == "descending"
+        assert records[0]["gate"]["schedule"] == "ascending" and records[0]["outcome"] == "data_race"
 
 
 @pytest.mark.parametrize("problem", sorted(OTHER_STYLES))
