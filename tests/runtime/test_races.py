@@ -14,6 +14,7 @@ import pytest
 
 from mutagym.runtime import RunCase
 from submission_text import compiled, launch, scratch, submission
+from test_schedules import LAUNCH, TREE_REDUCTION
 
 SCHEDULES = ("ascending", "descending", "shuffled:1", "shuffled:2")
 
@@ -33,20 +34,8 @@ def rows_case(rows: int, cols: int, seed: int = 0) -> tuple[RunCase, np.ndarray]
 
 
 # ------------------------------------------------------------------ faults
-BLOCK_SUM = """
-    extern "C" __global__ void block_sum(const float* x, float* out, int n) {
-        __shared__ float s[256];
-        int t = threadIdx.x, i = blockIdx.x * 256 + t;
-        s[t] = i < n ? x[i] : 0.0f;
-        __syncthreads();
-        for (int k = 128; k > 0; k >>= 1) {
-            if (t < k) s[t] += s[t + k];
-            __syncthreads();
-        }
-        if (t == 0) out[blockIdx.x] = s[0];
-    }
-"""
-BLOCK_SUM_LAUNCH = launch("block_sum", ["ceil_div(n, 256)"], [256], ["x", "out", "n"])
+# The tree reduction of test_schedules.py, whose missing barrier shows there only under some orders.
+BLOCK_SUM, BLOCK_SUM_LAUNCH = TREE_REDUCTION, LAUNCH
 MISSING_LOOP_BARRIER = submission(
     BLOCK_SUM.replace("s[t + k];\n            __syncthreads();", "s[t + k];"), BLOCK_SUM_LAUNCH)
 
