@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .bounded import Limits, private_dir, run_bounded
 from .errors import InfrastructureError, SubmissionError
+from .headers import ALLOWED_HEADERS
 from .toolchain import KERNEL_FLAGS, cache_dir, compiler
 
 __all__ = ["ALLOWED_ATTRIBUTES", "POISONED", "check_preprocessed", "emulator_macros",
@@ -55,8 +56,6 @@ POISONED = ("asm", "__asm", "__asm__", "__has_include", "__has_include_next", "_
             "__builtin_return_address", "__builtin_frame_address", "__builtin_extract_return_addr",
             "__builtin_eh_return", "__builtin_apply", "__builtin_apply_args", "__builtin_longjmp",
             "__builtin_setjmp", "__builtin_unwind_init")
-#: The allowed headers, as the check sees them: empty, so only the submission's tokens remain.
-_STUB_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "stdint.h", "math.h", "cstdint", "cmath")
 _PRELUDE = "mutagym-checks.h"
 _SOURCE = "submission.cu"
 #: A 256 KiB text preprocesses in tens of milliseconds and a few tens of MB; a bomb stops here.
@@ -134,7 +133,7 @@ def check_preprocessed(text: str) -> None:
         (folder / _SOURCE).write_text(text)
         (folder / _PRELUDE).write_text(f"#pragma GCC poison {' '.join(POISONED)}\n")
         (folder / "include").mkdir()
-        for header in _STUB_HEADERS:
+        for header in ALLOWED_HEADERS:
             (folder / "include" / header).write_text("")
         proc = run_bounded(_command(), what="the preprocessor", limits=_LIMITS, cwd=folder)
     if proc.returncode != 0:
@@ -187,7 +186,7 @@ def _submission_lines(output: str) -> tuple[list[tuple[int, str]], list[tuple[in
         marker = _LINEMARKER.match(raw)
         if marker:
             current, number = marker["file"], int(marker["line"])
-            if current not in _ENTERED_OK and current.removeprefix("include/") not in _STUB_HEADERS:
+            if current not in _ENTERED_OK and current.removeprefix("include/") not in ALLOWED_HEADERS:
                 raise SubmissionError("the text reaches a file that is not one of the allowed "
                                       "headers", where="submission")
             continue

@@ -25,14 +25,13 @@ from typing import NoReturn
 
 from .errors import LaunchError, SubmissionError
 from .expressions import Expr, did_you_mean, parse_expression
+from .headers import ALLOWED_HEADERS
 from .preprocessed import check_preprocessed
 
 #: Largest accepted submission, in UTF-8 bytes.
 MAX_SUBMISSION_BYTES = 256 * 1024
 #: Largest `/* mutagym */` block: a launch plan is a few tables, not a document.
 MAX_LAUNCH_BLOCK_CHARS = 16 * 1024
-#: Headers a submission may include (angle or quote form); NVRTC has no others.
-ALLOWED_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "stdint.h", "math.h", "cstdint", "cmath")
 #: Element types a `[[scratch]]` buffer may have.
 SCRATCH_DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64", "uint32", "uint8",
                   "int8")

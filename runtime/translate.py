@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import re
 
+from .headers import ALLOWED_INCLUDE_LINE
 from .preprocessed import emulator_macros
 from .submission import Submission
 
 #: Dynamic shared memory available to one block (bytes); the plan checks `shared_bytes` against it.
 DYNAMIC_SHARED_CAPACITY = 48 * 1024
 
-_ALLOWED_INCLUDE = re.compile(
-    r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cuda_fp16\.h|cuda_bf16\.h|stdint\.h|math\.h|cstdint|cmath)[>"][^\n]*$',
-    re.MULTILINE)
 _EXTERN_SHARED = re.compile(
     r"\bextern\s+__shared__\s+((?:[\w:<>,*&\s]|__align__\s*\(\s*\d+\s*\))+?)\s*\b(\w+)\s*\[\s*\]\s*;")
 
@@ -48,7 +46,7 @@ def entry_symbol(kernel: str) -> str:
 
 def translation_unit(submission: Submission) -> str:
     """The complete C++ text for g++ (the emulation header comes in through `-include`)."""
-    body = _ALLOWED_INCLUDE.sub("", submission.source)
+    body = ALLOWED_INCLUDE_LINE.sub("", submission.source)
     body = _EXTERN_SHARED.sub(
         lambda m: f'extern {m.group(1).strip()} {m.group(2)}[] __asm__("__mg_dynamic_smem");', body)
     kernels = sorted({launch.kernel for launch in submission.launches})
