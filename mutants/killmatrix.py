@@ -56,6 +56,7 @@ import pyarrow.parquet as pq
 
 from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS, representative_seed
 from ..rewards.judging import BUILD_FAULTS, OK, OUTCOMES
+from ..rewards.scoring import summarize_shapes
 from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
@@ -363,31 +364,6 @@ class KillMatrixResult:
         `only` (every witness of the mutant has that shape). Sorted: presets, then classes, by name.
         """
         return summarize_shapes(self.inputs.to_pylist(), self.mutants.column("witnesses").to_pylist())
-
-
-def summarize_shapes(inputs: Iterable[dict], witnesses: Iterable[Sequence[str] | None]) -> list[dict]:
-    """`KillMatrixResult.shape_summary` from the inputs table's rows and each mutant's witnesses
-    (also for a matrix read back by `rewards.scoring.load_killmatrix`; a matrix written before the
-    `shape_class` column reads the class off the preset, `@<class>`)."""
-    groups: dict[str, dict] = {}
-    shape_of = {}
-    for r in inputs:
-        preset = r["preset"]
-        shape = r.get("shape_class") or (preset[1:] if preset.startswith("@") else preset)
-        shape_of[r["id"]] = shape
-        g = groups.setdefault(shape, {"shape_class": shape, "kind": "class" if preset.startswith("@") else "preset",
-                                      "problems": set(), "valid_inputs": 0, "witnessed": 0, "only": 0})
-        if r["valid"]:
-            g["problems"].add(r["problem"])
-            g["valid_inputs"] += 1
-    for ws in witnesses:
-        shapes = {shape_of[w] for w in ws or () if w in shape_of}
-        for shape in shapes:
-            groups[shape]["witnessed"] += 1
-        if len(shapes) == 1:
-            groups[next(iter(shapes))]["only"] += 1
-    rows = [{**g, "problems": len(g["problems"])} for g in groups.values()]
-    return sorted(rows, key=lambda r: (r["kind"] == "class", r["shape_class"]))
 
 
 # ---------------------------------------------------------------------------------- driver

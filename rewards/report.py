@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .judging import OK, WRONG, shared_cache
-from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed
+from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed, summarize_shapes
 from .suites import bootstrap_interval, detection_rate
 
 __all__ = ["GATE_ROW", "blind_band", "gate_score", "plot_blind_band", "plot_escape_by_family", "plot_heatmap",
@@ -217,8 +217,7 @@ def gate_score(hardened: CheckerScore, km: KillMatrix, problems: list[str], *, n
 
 def shape_rows(km: KillMatrix) -> list[dict[str, Any]]:
     """Per shape class of the matrix's inputs (fixed presets, then `rewards.shapes` classes): valid
-    inputs, mutants witnessed and mutants witnessed only there (`killmatrix.summarize_shapes`)."""
-    from ..mutants.killmatrix import summarize_shapes
+    inputs, mutants witnessed and mutants witnessed only there (`scoring.summarize_shapes`)."""
     return summarize_shapes(km.inputs, [m["witnesses"] for m in km.mutants])
 
 

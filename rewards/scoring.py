@@ -54,7 +54,7 @@ from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
 __all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
            "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs",
-           "score_checker"]
+           "score_checker", "summarize_shapes"]
 
 #: Cell outcomes that reject a mutant under any tolerance: the runs that did not finish.
 FAULT_OUTCOMES = RUN_FAULTS
@@ -149,6 +149,31 @@ def load_killmatrix(source: str | os.PathLike | Any) -> KillMatrix:
         row["outcome"] = LEGACY_OUTCOMES.get(row["outcome"], row["outcome"])
     return KillMatrix(folder, pq.read_table(folder / "mutants.parquet", columns=columns).to_pylist(),
                       pq.read_table(folder / "inputs.parquet").to_pylist(), outcomes, manifest)
+
+
+def summarize_shapes(inputs: Iterable[dict], witnesses: Iterable[Sequence[str] | None]) -> list[dict]:
+    """`mutants.killmatrix.KillMatrixResult.shape_summary` from the inputs table's rows and each
+    mutant's witnesses (also for a matrix read back by `load_killmatrix`; a matrix written before
+    the `shape_class` column reads the class off the preset, `@<class>`)."""
+    groups: dict[str, dict] = {}
+    shape_of = {}
+    for r in inputs:
+        preset = r["preset"]
+        shape = r.get("shape_class") or (preset[1:] if preset.startswith("@") else preset)
+        shape_of[r["id"]] = shape
+        g = groups.setdefault(shape, {"shape_class": shape, "kind": "class" if preset.startswith("@") else "preset",
+                                      "problems": set(), "valid_inputs": 0, "witnessed": 0, "only": 0})
+        if r["valid"]:
+            g["problems"].add(r["problem"])
+            g["valid_inputs"] += 1
+    for ws in witnesses:
+        shapes = {shape_of[w] for w in ws or () if w in shape_of}
+        for shape in shapes:
+            groups[shape]["witnessed"] += 1
+        if len(shapes) == 1:
+            groups[next(iter(shapes))]["only"] += 1
+    rows = [{**g, "problems": len(g["problems"])} for g in groups.values()]
+    return sorted(rows, key=lambda r: (r["kind"] == "class", r["shape_class"]))
 
 
 # ---------------------------------------------------------------------------------------------
