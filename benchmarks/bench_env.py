@@ -45,7 +45,7 @@ def main() -> None:
     import ray
     from mutagym.envs.judge import Judge
     from mutagym.envs.kernel_task import KernelTaskEnv
-    from mutagym.rewards.trainer import trl_reward
+    from mutagym.envs.trainer import trl_reward
     from mutagym.substrates.catalog import load_problem
 
     console = Console()

@@ -3,9 +3,9 @@
 A trainer hands over a model's raw completion; these functions cut the submission out of it
 (`extract_submission`) and ask `mutagym.envs.judge.Judge` for the verdict, so a trainer gets the
 same reward, outcome categories, prescreen flags and leakage ledger as `KernelTaskEnv.step`.
-`Judge` lives in `envs/` (it owns the Ray prescreen pool), one layer above `rewards/`, so it is
-imported inside the functions, never at module import; this module imports nothing else of
-mutagym, so verl can load it by file path.
+These adapters sit above the judging service (docs/architecture.md); `Judge` is imported inside
+the functions, absolutely, and nothing else of mutagym is imported, so verl can load this file by
+path as a top-level module.
 
 | trainer | entry point | infrastructure failure |
 | --- | --- | --- |
@@ -188,7 +188,7 @@ def _verl_judge(kwargs: dict[str, Any]):
 
 def verl_compute_score(data_source, solution_str: str, ground_truth, extra_info=None, **kwargs) -> dict:
     """verl's custom reward function: `custom_reward_function.path=<this file>` (`python -c "import
-    mutagym.rewards.trainer as m; print(m.__file__)"`), `custom_reward_function.name=verl_compute_score`.
+    mutagym.envs.trainer as m; print(m.__file__)"`), `custom_reward_function.name=verl_compute_score`.
 
     verl's reward managers call `compute_score(data_source=, solution_str=, ground_truth=,
     extra_info=, **more)` once per response, from the decoded response text, the row's

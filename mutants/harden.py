@@ -5,16 +5,16 @@ Per problem (`harden_checker`):
 
 1. Candidates are the problem's valid inputs in the matrix (every correct kernel passes them at the
    problem's tolerance); `K[i, j]` is True when input j kills mutant i in some schedule (faults
-   included, build errors not; `scoring.cell_killed`).
-2. The witnessed mutants are split 50/50 by `suites.hash_split`; `suites.select_suite` picks at
+   included, build errors not; `rewards.scoring.cell_killed`).
+2. The witnessed mutants are split 50/50 by `rewards.suites.hash_split`; `select_suite` picks at
    most `budget` inputs (HiGHS when small, greedy otherwise, deterministic ties) on the *selection*
    half only, and that suite is what ships, so the held-out half measures it honestly. When the
-   cover needs fewer inputs than the budget, `suites.fill_budget` spends the rest on second
+   cover needs fewer inputs than the budget, `fill_budget` spends the rest on second
    witnesses of the selection half's mutants from another generator (redundancy that carries to
    unseen mutants).
    A problem with no witnessed mutant gets the valid input that kills most (or the first valid
    input in id order) so that it is still checked. A suite with no ordinary dense-random input
-   (`generators.ORDINARY_GENERATORS`) gets the most-killing one on top of its budget: targeted
+   (`rewards.generators.ORDINARY_GENERATORS`) gets the most-killing one on top of its budget: targeted
    inputs alone (two large-magnitude ones) hide faults an ordinary input shows, such as a dropped
    log-sum-exp term.
 3. Tolerance: the problem's own tolerance is the default. Where atol == rtol, it is tightened to the
@@ -54,11 +54,14 @@ from typing import Any
 
 import numpy as np
 
-from .checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
-from .generators import GENERATORS, ORDINARY_GENERATORS, parse_input_id
-from .scoring import (CheckerScore, CorrectRuns, KillMatrix, cell_killed, kill_rule, load_killmatrix,
+from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
+from ..rewards.generators import GENERATORS, ORDINARY_GENERATORS, parse_input_id
+from ..rewards.scoring import (CheckerScore, CorrectRuns, KillMatrix, cell_killed, kill_rule, load_killmatrix,
                       score_checker)
-from .suites import fill_budget, hash_split, select_suite
+from ..rewards.suites import fill_budget, hash_split, select_suite
+from ..substrates.catalog import list_problems, load_problem
+from .killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
+from .pool import build_pool
 
 __all__ = ["HardenResult", "HardenSummary", "ProblemHardening", "QUICK_PRESETS", "QUICK_PROBLEMS",
            "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for", "taxonomy_suite"]
@@ -77,7 +80,7 @@ def kill_matrix_for(km: KillMatrix, problem: str, threshold: tuple[str, float] |
     """`(K, mutant_ids, input_ids)` of one problem over its valid inputs; `threshold` is a
     `(column, t)` kill rule (default: the matrix's own verdict).
 
-    A cell is killed per `scoring.cell_killed`; mutants are the problem's (sorted), inputs its
+    A cell is killed per `rewards.scoring.cell_killed`; mutants are the problem's (sorted), inputs its
     valid ones (sorted).
     """
     column, t = threshold or ("outcome", math.nan)
@@ -180,7 +183,6 @@ def _ordinary_input(K: np.ndarray, input_ids: Sequence[str], chosen: Sequence[st
 
 def _harden_problem(km: KillMatrix, problem: str, budget: int, salt: str, tighten: bool,
                     exact: bool | str) -> ProblemHardening:
-    from ..substrates.catalog import load_problem
     t = load_problem(problem).spec.tolerance
     default = (t.atol, t.rtol, t.matched_ratio)
     K, mutant_ids, input_ids = kill_matrix_for(km, problem)
@@ -390,10 +392,6 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     the cheap classes unless `presets` names the shapes). Every stage resumes from what `out`
     already holds.
     """
-    from ..mutants.killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
-    from ..mutants.pool import build_pool
-    from ..substrates.catalog import list_problems
-
     start = time.monotonic()
     out = Path(out)
     problems = list(problems) if problems else (list(QUICK_PROBLEMS) if quick else list_problems())
@@ -443,7 +441,7 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     summary = HardenSummary(out, problems, km.out, result, checker_path, scores, None,
                             0.0, restored, stages)
     if report:
-        from .report import write_report
+        from ..rewards.report import write_report
         summary.report = write_report(summary, km)
         stages["report"] = time.monotonic() - start - sum(stages.values())
     summary.seconds = time.monotonic() - start

@@ -190,7 +190,7 @@ def test_source_limit_is_the_action_space_limit():
 
 
 def test_import_mutagym_registers_both_ids_and_exports_the_api():
-    import mutagym.rewards.trainer as trainer
+    import mutagym.envs.trainer as trainer
     assert {"mutagym/KernelTask-v0", "mutagym/KernelTaskMultiTurn-v0"} <= set(gym.registry)
     assert gym.spec("mutagym/KernelTaskMultiTurn-v0").kwargs["max_turns"] == 4
     assert mutagym.trl_reward is trainer.trl_reward and mutagym.KernelTaskEnv is KernelTaskEnv

@@ -21,7 +21,7 @@ import mutagym  # noqa: F401 - registers the environments
 from mutagym.envs.judge import Judge
 from mutagym.envs.kernel_task import KernelTaskEnv
 from mutagym.rewards.checker import default_checker, evaluate_source
-from mutagym.rewards.trainer import TrlReward
+from mutagym.envs.trainer import TrlReward
 from mutagym.substrates.catalog import list_problems, load_problem
 from testkit import substrate_with
 

@@ -6,7 +6,7 @@ import pytest
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
-from mutagym.rewards.harden import HardenSummary, harden_checker
+from mutagym.mutants.harden import HardenSummary, harden_checker
 from mutagym.rewards.report import GATE_ROW, gate_score, shape_rows, write_report
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from testkit import local_ray, substrate_with

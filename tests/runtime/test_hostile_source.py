@@ -216,7 +216,7 @@ class TestEntryPoints:
         "[[launch]]", "deep = " + "[" * 4000 + "]" * 4000 + "\n[[launch]]", 1)
 
     def test_score_and_verl_give_the_source_error_reward(self):
-        from mutagym.rewards.trainer import score, verl_compute_score
+        from mutagym.envs.trainer import score, verl_compute_score
         judgement = score(self.NESTED, "relu", prescreen=False)
         assert judgement.category == "source_error" and judgement.reward == 0.0
         assert "nests too deeply" in judgement.message

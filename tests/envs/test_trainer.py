@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-import mutagym.rewards.trainer as trainer_module
-from mutagym.rewards.trainer import TrlReward, extract_submission, score, trl_reward, verl_compute_score
+import mutagym.envs.trainer as trainer_module
+from mutagym.envs.trainer import TrlReward, extract_submission, score, trl_reward, verl_compute_score
 from mutagym.substrates.catalog import load_problem
 
 CHECKER = "kernelbench"
@@ -159,7 +159,7 @@ class TestTrlReward:
         a fresh process so its Ray workers start without g++ on their PATH."""
         script = (
             "import json, sys\n"
-            "from mutagym.rewards.trainer import trl_reward\n"
+            "from mutagym.envs.trainer import trl_reward\n"
             f"reward = trl_reward({CHECKER!r}, prescreen=False, workers=1, num_cpus=1)\n"
             "out = reward(prompts=['p', 'p'], completions=sys.argv[1:3], completion_ids=[[1], [1]],\n"
             "             problem=['relu', 'relu'], trainer_state=None)\n"
@@ -246,7 +246,7 @@ class TestVerlComputeScore:
         script = (
             "import json, sys\n"
             "import numpy as np\n"
-            "from mutagym.rewards.trainer import verl_compute_score_batch\n"
+            "from mutagym.envs.trainer import verl_compute_score_batch\n"
             "sols, truths = sys.argv[1:4], ['relu', 'relu', 'sigmoid']\n"
             "extras = np.array([{'index': i, 'problem': t} for i, t in enumerate(truths)], dtype=object)\n"
             "out = verl_compute_score_batch(data_sources=np.array(['mutagym'] * 3, dtype=object),\n"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
-from mutagym.rewards import harden as harden_mod
+from mutagym.mutants import harden as harden_mod
 from mutagym.rewards.checker import evaluate_source, load_checker
 from mutagym.rewards.generators import ORDINARY_GENERATORS
-from mutagym.rewards.harden import harden_checker, kill_matrix_for
+from mutagym.mutants.harden import harden_checker, kill_matrix_for
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from mutagym.substrates.catalog import load_problem
 from testkit import local_ray, substrate_with
