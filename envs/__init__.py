@@ -1,1 +1,2 @@
-"""The Gymnasium environment, its judging service and the Ray prescreen workers."""
+"""Serving the reward: the judging service, the reward gate, the Ray prescreen workers, the
+Gymnasium environment and the trainer integrations (docs/architecture.md)."""

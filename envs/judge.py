@@ -1,11 +1,11 @@
 """The judging service behind the environment and the trainer reward functions.
 
-`Judge.judge(source, problem)` is the whole reward path of DESIGN.md: parse and statically check
-the text, compile it with NVRTC (the compile gate: what a GPU would accept) and for the backend,
-run the checker (by default the committed hardened one) and turn its verdict into a reward; in
-parallel, Ray workers run the same kernel against the problem's pool of record, and the two are
-joined into `false_accept` / `false_reject`. `judge_many` sends checker runs to the workers too,
-so a trainer's batch is judged in parallel.
+`Judge.judge(source, problem)` is the whole reward path (docs/reward.md): parse and statically
+check the text, compile it with NVRTC (the compile gate: what a GPU would accept) and for the
+backend, run the checker (by default the committed hardened one) and turn its verdict into a
+reward; in parallel, Ray workers run the same kernel against the problem's pool of record, and the
+two are joined into `false_accept` / `false_reject`. `judge_many` sends checker runs to the
+workers too, so a trainer's batch is judged in parallel.
 
 Categories and the reward each earns (`RewardShaping`): `source_error` (the text is not a valid
 submission), `compile_error`, `runtime_fault` (memory fault, sync error, timeout, crash, forbidden

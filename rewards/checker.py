@@ -1,9 +1,9 @@
 """Checker versions: a frozen, content-hashed input suite + comparator, and the verdicts they give.
 
-A checker (DESIGN.md "Vocabulary") is an input suite and a comparator. A `CheckerVersion` holds a
-default suite (`inputs`) plus per-problem suites (`suites`, what `mutagym harden` produces), a
-default comparator plus per-problem comparators, and a free `provenance` dict (kill-matrix hash,
-settings, date). The four presets in `configs/checkers/*.toml` reproduce published protocols:
+A checker (docs/architecture.md, "Words") is an input suite and a comparator. A `CheckerVersion`
+holds a default suite (`inputs`) plus per-problem suites (`suites`, what `mutagym harden`
+produces), a default comparator plus per-problem comparators, and a free `provenance` dict
+(kill-matrix hash, settings, date). The four presets in `configs/checkers/*.toml` reproduce published protocols:
 
 | preset | inputs (official shape) | atol = rtol | matched ratio |
 | --- | --- | --- | --- |

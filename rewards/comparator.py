@@ -1,6 +1,6 @@
 """The comparator: does a kernel's output match the fp64 reference within tolerance?
 
-DESIGN.md "Checker semantics": an element passes if |out - ref| <= atol + rtol * |ref|; the output
+An element passes if |out - ref| <= atol + rtol * |ref|; the output
 passes if the passing fraction is at least `matched_ratio`. A NaN or Inf in the output where the
 reference is finite fails the whole output whatever the ratio (a kernel must not buy its way past
 a loose ratio with garbage), and NaN never matches NaN unless `nan_matches` says so.

@@ -171,6 +171,11 @@ def test_the_package_is_layered():
     assert not problems, "\n".join(problems)
 
 
+def test_the_architecture_page_states_the_layers():
+    """docs/architecture.md gives the order this test enforces."""
+    assert f"`{' < '.join(LAYERS)}`" in (ROOT / "docs" / "architecture.md").read_text()
+
+
 def test_every_module_is_seen():
     """The walk finds the modules that exist, imports inside functions included."""
     edges, modules = import_edges(ROOT, package_dirs(ROOT))
