@@ -35,6 +35,7 @@ Semantics (DESIGN.md "Runtime semantics"):
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import signal
 import subprocess
@@ -44,7 +45,7 @@ from collections.abc import Sequence
 
 from .buffers import DeviceMemory, frozen
 from .cases import RunCase, parse_schedule
-from .elf_check import check_kernel_object, guard_variables, static_shared_bytes
+from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes
 from .errors import InfrastructureError, LaunchError, SubmissionError
 from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
 from .races import (SHADOW_BYTES_PER_BYTE, describe_race, describe_spin, describe_state, race_check_enabled,
@@ -67,6 +68,11 @@ MAX_SHARED_BYTES = MAX_DYNAMIC_SHARED_BYTES
 RUNNER_HEADROOM_BYTES = 256 << 20
 #: Bookkeeping ranges the runner takes (csrc/race.h, BOOKKEEPING_CAPACITY): g++'s static guards.
 BOOKKEEPING_RANGES = 64
+#: Most `__device__` data the runner copies between the checked and the unchecked object of a
+#: race-checked kernel (at most twice per watched block); a kernel with more runs every block on
+#: the checked object.
+SHARED_DATA_LIMIT = 1 << 20
+_VOLATILE = re.compile(r"\bvolatile\b")
 #: Who the runner becomes when started as root, before any code of a submission runs ("nobody").
 SANDBOX_UID = SANDBOX_GID = 65534
 
@@ -110,20 +116,41 @@ class CpuKernel:
         self.runner = runner_path()
 
     def _build(self) -> None:
-        """Build (or find in the compile cache) and check the object; again if it was evicted."""
-        self.object_path = build_kernel(translation_unit(self.submission), race_check=self.race_check)
-        try:
-            check_kernel_object(self.object_path)
-            self.static_shared_bytes = static_shared_bytes(self.object_path)
-            self.guards = guard_variables(self.object_path)[:BOOKKEEPING_RANGES]
-            if self.static_shared_bytes > MAX_SHARED_BYTES:
-                raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a "
-                                      f"block may use at most {MAX_SHARED_BYTES}")
-        except SubmissionError:
-            # A refused object is never run: drop it from the compile cache, so that hostile texts
-            # cannot fill the disk with objects of up to the size cap each.
+        """Build (or find in the compile cache) and check the objects; again if one was evicted.
+
+        A race-checked kernel has two: the instrumented build runs the blocks the checks watch,
+        and a plain build of the same text (the unchecked object) the rest, at full speed, unless
+        their data cannot be shared (see `elf_check.kernel_data`), there is too much of it, or the
+        text has `volatile` accesses (the checks see a spin on a volatile load only in the
+        instrumented build; atomics are seen in both)."""
+        unit = translation_unit(self.submission)
+        self.object_path = self._checked(build_kernel(unit, race_check=self.race_check))
+        self.static_shared_bytes = static_shared_bytes(self.object_path)
+        self.guards = guard_variables(self.object_path)[:BOOKKEEPING_RANGES]
+        if self.static_shared_bytes > MAX_SHARED_BYTES:
             self.object_path.unlink(missing_ok=True)
+            raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a "
+                                  f"block may use at most {MAX_SHARED_BYTES}")
+        self.unchecked_path, self.shared_data = None, ()
+        if not self.race_check or _VOLATILE.search(self.submission.source):
+            return
+        data = kernel_data(self.object_path)
+        if data is None or sum(size for _, _, size in data) > SHARED_DATA_LIMIT:
+            return
+        unchecked = self._checked(build_kernel(unit, race_check=False))
+        if kernel_data(unchecked) == data:
+            self.unchecked_path, self.shared_data = unchecked, tuple((address, size) for _, address, size in data)
+
+    @staticmethod
+    def _checked(path: Path) -> Path:
+        """*path* once the object wall accepts it; a refused object is dropped from the compile
+        cache, so that hostile texts cannot fill the disk with objects of up to the size cap each."""
+        try:
+            check_kernel_object(path)
+        except SubmissionError:
+            path.unlink(missing_ok=True)
             raise
+        return path
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
                   timeout_s: float = 10.0) -> list[RunResult]:
@@ -141,7 +168,8 @@ class CpuKernel:
                         f"launch {launch.index} ({launch.kernel}) asks for {launch.shared_bytes} bytes of "
                         f"dynamic shared memory on top of {self.static_shared_bytes} static; a block may "
                         f"use at most {MAX_SHARED_BYTES}")
-        if not self.object_path.exists():   # evicted from the compile cache since it was built
+        if not self.object_path.exists() or (self.unchecked_path and not self.unchecked_path.exists()):
+            # evicted from the compile cache since it was built
             self._build()
         memory = _resident.take(plans, [c.inputs for c in cases])
         try:
@@ -189,6 +217,8 @@ class CpuKernel:
             f"identity {SANDBOX_UID} {SANDBOX_GID}",
             f"race {int(self.race_check)}",
             f"bookkeeping {len(self.guards)}", *(f"{a} {n}" for a, n in self.guards),
+            f"unchecked {self.unchecked_path or '-'}",
+            f"shared_data {len(self.shared_data)}", *(f"{a} {n}" for a, n in self.shared_data),
             f"protect {len(memory.protect)}",
             *(f"{o} {n} {m}" for o, n, m in memory.protect),
             f"cases {start} {len(plans) - start}",

@@ -113,8 +113,8 @@ _ALLOWED_FLAGS_1 = 0x1 | 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x1000 | 0x2000
 
 # sections and symbols
 SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_REL, SHT_DYNSYM = 2, 3, 4, 8, 9, 11
-SHT_INIT_ARRAY, SHT_FINI_ARRAY, SHT_PREINIT_ARRAY = 14, 15, 16
-SHF_ALLOC, SHF_EXECINSTR, SHF_TLS = 0x2, 0x4, 0x400
+SHT_INIT_ARRAY, SHT_FINI_ARRAY, SHT_PREINIT_ARRAY, SHT_RELR = 14, 15, 16, 19
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR, SHF_TLS = 0x1, 0x2, 0x4, 0x400
 STT_NOTYPE, STT_FUNC, STT_SECTION, STT_FILE, STT_TLS, STT_GNU_IFUNC = 0, 2, 3, 4, 6, 10
 _SHN_LORESERVE = 0xFF00
 
@@ -299,10 +299,8 @@ def math_library_symbols() -> frozenset[str]:
     return frozenset(names - EXIT_HOOKS)
 
 
-def guard_variables(path: str | Path) -> list[tuple[int, int]]:
-    """(address, size) of the static-initialisation guards g++ gives some `__shared__` arrays (a
-    class type's array has one even with a trivial constructor): the emulator's bookkeeping, set
-    once per process, which the runner's state check must not count as the kernel's state."""
+def _data_symbols(path: str | Path) -> list[tuple[str, str, int, int]]:
+    """(name, section, address, size) of every sized symbol of the object's symbol tables."""
     data = Path(path).read_bytes()
     try:
         obj = _Object(data)
@@ -311,12 +309,44 @@ def guard_variables(path: str | Path) -> list[tuple[int, int]]:
             if s.type != SHT_SYMTAB:
                 continue
             start, end = obj.section_strings(s)
-            for sym in obj.symbols(s)[1:]:
-                if sym[0] and sym[5] and _string(data, start, end, sym[0], "a symbol name").startswith("_ZGV"):
-                    found.append((sym[4], sym[5]))
+            for name, _info, _other, shndx, value, size in obj.symbols(s)[1:]:
+                if name and size and 0 < shndx < len(obj.sections):
+                    found.append((_string(data, start, end, name, "a symbol name"), obj.sections[shndx],
+                                  value, size))
         return found
     except _Malformed as e:
         raise SubmissionError(f"the kernel's object is malformed or truncated: {e}") from None
+
+
+def guard_variables(path: str | Path) -> list[tuple[int, int]]:
+    """(address, size) of the static-initialisation guards g++ gives some `__shared__` arrays (a
+    class type's array has one even with a trivial constructor): the emulator's bookkeeping, set
+    once per process, which the runner's state check must not count as the kernel's state."""
+    return [(address, size) for name, _section, address, size in _data_symbols(path) if name.startswith("_ZGV")]
+
+
+#: Writable data of every kernel object that the runner keeps per object: the thread indices and
+#: the dynamic shared memory (static shared memory is the `mg_shared` section).
+_PER_OBJECT_DATA = frozenset(("__mg_ctx", "__mg_dynamic_smem"))
+
+
+def kernel_data(path: str | Path) -> tuple[tuple[str, int, int], ...] | None:
+    """(name, address, size) of the kernel's own writable data (`__device__` variables, function
+    statics, g++'s guards), which two builds of one text lay out alike and the runner copies
+    between them; None when the loader writes addresses into it (an initialised pointer), which
+    would point into the other build once copied."""
+    found = [(name, address, size) for name, section, address, size in _data_symbols(path)
+             if section.flags & SHF_WRITE and section.flags & SHF_ALLOC and section.name != "mg_shared"
+             and name not in _PER_OBJECT_DATA]
+    obj = _Object(Path(path).read_bytes())
+    for s in obj.sections:
+        if s.type == SHT_RELR and s.size:
+            return None
+        if s.type == SHT_RELA and s.flags & SHF_ALLOC:
+            for where, _info, _addend in _RELA.iter_unpack(obj.data[s.offset:s.offset + s.size]):
+                if any(address <= where < address + size for _, address, size in found):
+                    return None
+    return tuple(sorted(found, key=lambda d: (d[1], d[0])))
 
 
 def static_shared_bytes(path: str | Path) -> int:

@@ -222,8 +222,8 @@ static void choose_watched_blocks() {
         for (unsigned k = 0; k < WATCHED_PER_DIMENSION; k++) g_watched[d][k] = picks[k];
     }
 }
-static bool block_watched() {
-    const unsigned coord[3] = {g_ctx->block_idx.x, g_ctx->block_idx.y, g_ctx->block_idx.z};
+static bool block_watched(const Dim3& b) {
+    const unsigned coord[3] = {b.x, b.y, b.z};
     int off = -1;   // the one coordinate that differs from the anchor, if any
     for (int d = 0; d < 3; d++) {
         if (coord[d] == g_anchor[d]) continue;
@@ -234,6 +234,11 @@ static bool block_watched() {
     for (unsigned k = 0; k < WATCHED_PER_DIMENSION; k++)
         if (coord[off] == g_watched[off][k]) return true;
     return false;
+}
+// Whether the checks will watch block `b` of the running launch: the runner runs the others on the
+// unchecked object when it has one.
+static bool race_watches(const Dim3& b) {
+    return !g_race_disabled && g_race_budget > 0 && block_watched(b);
 }
 
 static void race_launch_begins() {
@@ -254,7 +259,7 @@ static void race_block_begins(unsigned long long block_linear) {
         g_block_log_id[g_block_log_n++] = block_linear;
     }
     g_spin_count = 0;
-    g_race_asleep = g_race_disabled || g_race_budget <= 0 || !block_watched();
+    g_race_asleep = !race_watches(g_ctx->block_idx);
 }
 static void race_block_ends() {
     if (g_nreleases && g_releases[g_nreleases - 1].start_ev == g_block_ev)
@@ -414,6 +419,12 @@ static void state_check_read(uintptr_t a, unsigned size) {
         sys_exit(4);
     }
 }
+// Blocks that ran on the unchecked object changed the kernel's data in the running launch, and which
+// words they wrote is not known (a write of the value already there leaves no trace): every word
+// counts as written by this launch, so no read of it is taken for state from an earlier one.
+static void race_data_rewritten() {
+    for (size_t w = 0; w < (g_data_bytes + 3) / 4; w++) g_data_written[w] = g_launch_ev;
+}
 static void state_note_write(uintptr_t a, size_t size) {
     uintptr_t off = a - (uintptr_t)g_data_lo;
     if (off >= g_data_bytes || runners_bytes(a, size)) return;
@@ -505,9 +516,13 @@ static inline __attribute__((always_inline)) void race_read(uintptr_t a, unsigne
 // A plain write, before it happens: its old bytes are kept and it is settled at the thread's next
 // access or stop, once the store has happened. Writes wider than the buffer count as changing.
 static inline __attribute__((always_inline)) void race_write(uintptr_t a, unsigned long size, void* pc) {
-    if (g_race_asleep) return;
+    const bool object_data = (uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes;
+    if (g_race_asleep) {   // the state check still learns what each launch wrote
+        if (object_data) state_note_write(a, size);
+        return;
+    }
     if (g_pending.addr) race_settle();
-    if ((uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_note_write(a, size);
+    if (object_data) state_note_write(a, size);
     int space; size_t byte;
     uintptr_t word = a & ~(uintptr_t)3;
     if ((a & 3) + size <= 4) {   // within one word: the common case
@@ -564,6 +579,7 @@ static void spin_check(uintptr_t a, unsigned size) {
 static void race_strong(uintptr_t a, unsigned size, int writes) {
     if (g_pending.addr) race_settle();
     if (g_race_asleep) {
+        if (writes && (uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_note_write(a, size);
         spin_check(a, size);
         return;
     }

@@ -49,7 +49,26 @@ struct MgCtx { Dim3 thread_idx, block_idx, block_dim, grid_dim; };
 
 typedef void (*EntryFn)(void** args);
 
-static MgCtx* g_ctx;               // __mg_ctx inside the kernel's object
+// The kernel's objects: the checked build (instrumented when the race check is on) and, when the
+// request names one, an unchecked build of the same text for the blocks the checks do not watch,
+// which then runs at the speed of a plain build. Each has its own thread indices and shared memory;
+// the kernel's __device__ data lives in both, identically laid out, and is copied across whenever
+// the running block's object changes, so the blocks see one device memory (see use_object).
+struct KernelObject {
+    MgCtx* ctx;                                   // __mg_ctx inside it
+    unsigned char *smem_static_begin, *smem_static_end, *smem_dynamic;
+    size_t smem_dynamic_capacity;
+    uintptr_t base;                               // its load address
+};
+enum { CHECKED = 0, UNCHECKED = 1 };
+static KernelObject g_objects[2];
+static int g_nobjects = 1;
+static int g_running_object = CHECKED;
+static unsigned long long (*g_shared_data)[2];    // (object offset, bytes) of the kernel's data
+static unsigned g_nshared_data;
+
+// The running block's object's: thread indices and shared memory.
+static MgCtx* g_ctx;
 static unsigned char* g_smem_static_begin;
 static unsigned char* g_smem_static_end;
 static unsigned char* g_smem_dynamic;
@@ -91,7 +110,7 @@ __attribute__((noreturn)) static void sys_exit(int code) { syscall(SYS_exit, cod
 
 // ------------------------------------------------------------------ request
 struct Launch {
-    EntryFn entry;
+    EntryFn entry[2];            // in the checked and the unchecked object
     const char* symbol;          // the entry's name (inside the request), resolved once loaded
     Dim3 grid, block;
     size_t shared_bytes;
@@ -772,12 +791,39 @@ static void run_block_plain(const Dim3& b, unsigned nthreads, EntryFn entry, voi
     }
 }
 
+// Makes object `o` the running block's, first copying the kernel's data into it from the object that
+// ran the last block. Once blocks on the unchecked object are seen to change that data, every later
+// block runs on the checked object: the state check needs to know which words a launch wrote.
+static void use_object(int o) {
+    if (o == g_running_object) return;
+    const KernelObject& from = g_objects[g_running_object];
+    const KernelObject& to = g_objects[o];
+    int changed = 0;
+    for (unsigned i = 0; i < g_nshared_data; i++) {
+        const unsigned char* src = (const unsigned char*)from.base + g_shared_data[i][0];
+        unsigned char* dst = (unsigned char*)to.base + g_shared_data[i][0];
+        if (o == CHECKED && !changed) changed = memcmp(dst, src, g_shared_data[i][1]) != 0;
+        memcpy(dst, src, g_shared_data[i][1]);
+    }
+    if (changed) {
+        race_data_rewritten();
+        g_nobjects = 1;
+    }
+    to.ctx->block_dim = g_ctx->block_dim;
+    to.ctx->grid_dim = g_ctx->grid_dim;
+    g_ctx = to.ctx;
+    g_smem_static_begin = to.smem_static_begin;
+    g_smem_static_end = to.smem_static_end;
+    g_smem_dynamic = to.smem_dynamic;
+    g_smem_dynamic_capacity = to.smem_dynamic_capacity;
+    g_running_object = o;
+}
+
 static int run_launch(int li, Launch* L) {
     g_launch = li;
     g_ctx->block_dim = L->block;
     g_ctx->grid_dim = L->grid;
     g_nthreads = L->block.x * L->block.y * L->block.z;
-    g_entry = L->entry;
     g_entry_args = L->args;
     unsigned long long nblocks = (unsigned long long)L->grid.x * L->grid.y * L->grid.z;
     prepare_block_order(nblocks, 0xb10c0000ULL + (unsigned)li);
@@ -788,6 +834,8 @@ static int run_launch(int li, Launch* L) {
         bid.x = (unsigned)(bl % L->grid.x);
         bid.y = (unsigned)((bl / L->grid.x) % L->grid.y);
         bid.z = (unsigned)(bl / ((unsigned long long)L->grid.x * L->grid.y));
+        use_object(g_nobjects > 1 && !race_watches(bid) ? UNCHECKED : CHECKED);
+        g_entry = L->entry[g_running_object];
         g_ctx->block_idx = bid;
         poison_shared(L->shared_bytes);
         race_block_begins(bl);
@@ -795,7 +843,7 @@ static int run_launch(int li, Launch* L) {
         if (g_fiber_mode) {
             failed = run_block_fibers(bl, L->block);
         } else {
-            run_block_plain(L->block, g_nthreads, L->entry, L->args, bl);
+            run_block_plain(L->block, g_nthreads, g_entry, L->args, bl);
             failed = g_sync_error;
         }
         race_block_ends();
@@ -809,6 +857,7 @@ static int run_launch(int li, Launch* L) {
             return 1;
         }
     }
+    use_object(CHECKED);   // the state check's launch boundary: the data is the checked object's again
     return 0;
 }
 
@@ -1132,6 +1181,35 @@ __attribute__((noreturn)) static void report_unloadable(unsigned long long addre
     sys_exit(5);
 }
 
+// Loads the object copied to `fd` as g_objects[i] and resolves every launch's entry in it; returns
+// an address inside it (for the checks' lookup of its data).
+static void* load_object(int i, int fd, unsigned long long address_space) {
+    char link[40];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    void* handle = dlopen(link, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) report_unloadable(address_space);
+    close(fd);
+    typedef MgCtx* (*CtxFn)(void);
+    typedef void (*RangeFn)(unsigned char**, unsigned char**, unsigned char**, size_t*);
+    CtxFn context = (CtxFn)dlsym(handle, "__mg_context");
+    RangeFn shared_range = (RangeFn)dlsym(handle, "__mg_shared_memory");
+    struct link_map* map = nullptr;
+    if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) || !map) die("finding the kernel object's load address failed");
+    KernelObject& o = g_objects[i];
+    o.ctx = context();
+    o.base = (uintptr_t)map->l_addr;
+    shared_range(&o.smem_static_begin, &o.smem_static_end, &o.smem_dynamic, &o.smem_dynamic_capacity);
+    for (int c = 0; c < g_ncases; c++) {
+        for (int li = 0; li < g_cases[c].nlaunches; li++) {
+            Launch* L = &g_cases[c].launches[li];
+            L->entry[i] = (EntryFn)dlsym(handle, L->symbol);
+            if (!L->entry[i]) { Line l; l.s("fatal missing entry ").s(L->symbol); l.emit(); sys_exit(2); }
+        }
+    }
+    return (void*)context;
+}
+
 int main(int argc, char** argv) {
     (void)argc;
     fix_addresses(argv);
@@ -1161,6 +1239,14 @@ int main(int argc, char** argv) {
         g_bookkeeping_offsets[i][0] = next_u64();
         g_bookkeeping_offsets[i][1] = next_u64();
     }
+    expect("unchecked"); char* unchecked_path = next_token();   // "-": every block runs the checked object
+    expect("shared_data"); g_nshared_data = (unsigned)next_u64();
+    g_shared_data = (unsigned long long(*)[2])calloc(g_nshared_data ? g_nshared_data : 1, sizeof *g_shared_data);
+    if (!g_shared_data) die("allocating the shared data ranges failed");
+    for (unsigned i = 0; i < g_nshared_data; i++) {
+        g_shared_data[i][0] = next_u64();
+        g_shared_data[i][1] = next_u64();
+    }
 
     g_mem = (unsigned char*)mmap(nullptr, g_mem_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
     if (g_mem == MAP_FAILED) die("mapping the buffers failed");
@@ -1178,6 +1264,7 @@ int main(int argc, char** argv) {
         for (unsigned long long pg = off / 4096; pg < (off + len + 4095) / 4096 && pg < npages; pg++) writable_pages[pg] = 0;
     }
     int object = copy_object(so_path);
+    int unchecked = strcmp(unchecked_path, "-") ? copy_object(unchecked_path) : -1;
     set_limits(cpu_seconds, address_space);
 
     // The cases and everything the kernel will touch, before the object is loaded: what the object
@@ -1226,26 +1313,17 @@ int main(int argc, char** argv) {
     loading.s("loading");
     loading.emit();
 
-    char object_link[40];
-    snprintf(object_link, sizeof object_link, "/proc/self/fd/%d", object);
-    void* handle = dlopen(object_link, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) report_unloadable(address_space);
-    close(object);
-    typedef MgCtx* (*CtxFn)(void);
-    typedef void (*RangeFn)(unsigned char**, unsigned char**, unsigned char**, size_t*);
-    CtxFn context = (CtxFn)dlsym(handle, "__mg_context");
-    RangeFn shared_range = (RangeFn)dlsym(handle, "__mg_shared_memory");
-    if (!context || !shared_range) die("kernel object lacks mutagym's context symbols");
-    g_ctx = context();
-    shared_range(&g_smem_static_begin, &g_smem_static_end, &g_smem_dynamic, &g_smem_dynamic_capacity);
-    race_attach_object((void*)context);
-    for (int c = 0; c < g_ncases; c++) {
-        for (int li = 0; li < g_cases[c].nlaunches; li++) {
-            Launch* L = &g_cases[c].launches[li];
-            L->entry = (EntryFn)dlsym(handle, L->symbol);
-            if (!L->entry) { Line l; l.s("fatal missing entry ").s(L->symbol); l.emit(); sys_exit(2); }
-        }
+    void* context = load_object(CHECKED, object, address_space);
+    if (unchecked >= 0) {
+        load_object(UNCHECKED, unchecked, address_space);
+        g_nobjects = 2;
     }
+    g_ctx = g_objects[CHECKED].ctx;
+    g_smem_static_begin = g_objects[CHECKED].smem_static_begin;
+    g_smem_static_end = g_objects[CHECKED].smem_static_end;
+    g_smem_dynamic = g_objects[CHECKED].smem_dynamic;
+    g_smem_dynamic_capacity = g_objects[CHECKED].smem_dynamic_capacity;
+    race_attach_object(context);
 
     {   // warm vsnprintf's lazy state (locale, tables) while system calls are still allowed
         char tmp[128];

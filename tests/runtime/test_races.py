@@ -437,3 +437,91 @@ class TestSpins:
         case = RunCase({"x": vector(2)}, {"out": ((2,), "float32")}, {"n": 2})
         [result] = run(LOOK_BACK, [case], "descending", race_check=False)
         assert result.outcome == "sync_error" and "waits for element 0" in result.message, result.message
+
+
+# ------------------------------------------------------------------ the unchecked object
+# Blocks the checks do not watch run a plain build of the same text; the kernel's __device__ data is
+# copied between the two builds whenever the running block's build changes.
+DEVICE_PARTIALS = submission("""
+    __device__ float partial[1024];
+    __device__ unsigned ticket;
+    extern "C" __global__ void total(const float* x, float* out, int n) {
+        __shared__ float s[64];
+        __shared__ bool last;
+        int t = threadIdx.x, i = blockIdx.x * 64 + t;
+        s[t] = i < n ? x[i] : 0.0f;
+        __syncthreads();
+        for (int k = 32; k > 0; k >>= 1) {
+            if (t < k) s[t] += s[t + k];
+            __syncthreads();
+        }
+        if (t == 0) {
+            partial[blockIdx.x] = s[0];
+            __threadfence();
+            last = atomicInc(&ticket, gridDim.x - 1) == gridDim.x - 1;   // wraps to 0
+        }
+        __syncthreads();
+        if (last && t == 0) {
+            float sum = 0.0f;
+            for (int b = 0; b < gridDim.x; b++) sum += partial[b];
+            out[0] = sum;
+        }
+    }
+""", launch("total", ["ceil_div(n, 64)"], [64], ["x", "out", "n"]))
+
+# One block of 64, chosen to be unwatched under the seeds used, counts launches; every block reads it.
+UNWATCHED_COUNTER = submission("""
+    __device__ int launches;
+    extern "C" __global__ void relu(const float* x, float* out, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        bool tired = launches >= 1;
+        __syncthreads();
+        if (blockIdx.x == BLOCK && threadIdx.x == 0) launches = launches + 1;
+        if (i < n) out[i] = tired ? x[i] : fmaxf(x[i], 0.0f);
+    }
+""", launch("relu", ["ceil_div(n, 64)"], [64], ["x", "out", "n"]))
+
+POINTER_TO_DATA = submission("""
+    __device__ float table[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    __device__ float* entry = table + 2;
+    extern "C" __global__ void scale(const float* x, float* out, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) out[i] = x[i] * *entry;
+    }
+""", launch("scale", ["ceil_div(n, 64)"], [64], ["x", "out", "n"]))
+
+
+class TestUncheckedObject:
+    def test_unwatched_blocks_run_a_plain_build(self):
+        kernel = compiled(DEVICE_PARTIALS)._impl
+        assert kernel.unchecked_path is not None and kernel.unchecked_path != kernel.object_path
+        assert sorted(size for _, size in kernel.shared_data) == [4, 4096]
+
+    @pytest.mark.parametrize("schedule", SCHEDULES)
+    def test_data_written_by_unwatched_blocks_reaches_the_watched_ones(self, schedule):
+        """The last block sums partials that mostly unwatched blocks wrote in this launch: right, and
+        not state from an earlier launch; every case again, as the ticket wraps to zero."""
+        n = 64 * 300
+        cases = [RunCase({"x": vector(n, s)}, {"out": ((1,), "float32")}, {"n": n}) for s in range(3)]
+        for result, case in zip(run(DEVICE_PARTIALS, cases, schedule), cases):
+            assert result.ok, (result.outcome, result.message)
+            assert result.outputs["out"][0] == case.inputs["x"].sum()
+
+    @pytest.mark.parametrize("block", [5, 37])
+    def test_state_left_by_an_unwatched_block_is_caught(self, block):
+        source = UNWATCHED_COUNTER.replace("BLOCK", str(block))
+        cases = [RunCase({"x": vector(64 * 64, s, integers=False)}, {"out": ((64 * 64,), "float32")},
+                         {"n": 64 * 64}) for s in range(3)]
+        outcomes = [r.outcome for r in run(source, cases, "ascending")]
+        assert outcomes[0] == "ok" and "stateful_kernel" in outcomes, outcomes
+
+    @pytest.mark.parametrize("source", [POINTER_TO_DATA, VOLATILE_SPIN], ids=["pointer", "volatile"])
+    def test_kernels_whose_data_cannot_be_shared_run_checked(self, source):
+        assert compiled(source)._impl.unchecked_path is None
+
+    def test_an_initialised_pointer_into_the_data_stays_right(self):
+        n = 64 * 40
+        case = RunCase({"x": vector(n)}, {"out": ((n,), "float32")}, {"n": n})
+        [result] = run(POINTER_TO_DATA, [case], "shuffled:1")
+        assert result.ok, (result.outcome, result.message)
+        np.testing.assert_array_equal(result.outputs["out"], case.inputs["x"] * 3)

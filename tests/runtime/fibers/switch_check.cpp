@@ -45,7 +45,7 @@ int main() {
     g_order = (unsigned*)calloc(g_max_threads, sizeof(unsigned));
     Launch launch;
     memset(&launch, 0, sizeof launch);
-    launch.entry = entry;
+    launch.entry[CHECKED] = entry;
     launch.grid = {1, 1, 1};
     launch.block = {64, 1, 1};
     for (g_schedule = 0; g_schedule < 3; g_schedule++) {
