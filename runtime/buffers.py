@@ -204,6 +204,18 @@ def _shape(u: np.ndarray, dtype: str, family: str) -> np.ndarray:
     return u
 
 
+def initial_bytes(buf: BufferSpec, poison: Poison, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """What a writable buffer holds before the first launch, as bytes, on either backend: its
+    poison, zeros, its fill value in every element, or (an `inout` output) its input's data."""
+    if buf.init == "zero":
+        return np.zeros(buf.nbytes, np.uint8)
+    if buf.init == "fill":
+        return np.frombuffer(buf.fill * (buf.nbytes // len(buf.fill)), np.uint8)
+    if buf.init == "copy":
+        return np.ascontiguousarray(inputs[buf.source]).reshape(-1).view(np.uint8)
+    return poison.data(buf.nbytes)
+
+
 def initial_output(case, name: str) -> np.ndarray:
     """What output `name` of a `RunCase` holds before any kernel writes it, on either backend."""
     shape, dtype = case.outputs[name]
@@ -299,10 +311,8 @@ class DeviceMemory:
                 data = view[p.offset - start:end - start]
                 if buf.role == "input":
                     data[:] = np.ascontiguousarray(inputs[case][buf.name]).reshape(-1).view(np.uint8)
-                elif buf.init == "zero":
-                    data[:] = 0
                 else:
-                    data[:] = poison.data(p.nbytes)
+                    data[:] = initial_bytes(buf, poison, self.inputs[case])
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch
@@ -339,7 +349,10 @@ class DeviceMemory:
         return f"before the start of {nearest.role} '{nearest.name}' ({nearest.offset - offset} bytes before)"
 
     def address_args(self, case: int, name: str) -> int:
-        return self.placements[case][name].offset
+        """Where an argument points: buffer *name*'s first byte, or `name+BYTES` past it
+        (`plan.ArgBinding.buffer`)."""
+        base, _, offset = name.partition("+")
+        return self.placements[case][base].offset + int(offset or 0)
 
     def close(self) -> None:
         self.map.close()

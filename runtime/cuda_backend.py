@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .buffers import Poison, case_digest, numpy_dtype
+from .buffers import Poison, case_digest, initial_bytes, numpy_dtype
 from .cases import RunCase, parse_schedule
 from .errors import InfrastructureError
 from .nvrtc import nvrtc_compile, nvrtc_supported_archs
@@ -119,9 +119,12 @@ class _Job:
     image: bytes
     buffers: tuple[_Buffer, ...]
     launches: tuple  # the plan's ResolvedLaunch objects, as they are
+    symbols: tuple[tuple[str, str], ...] = ()    # (kernel or __constant__ array, NVRTC's lowered name)
+    constants: tuple[tuple[str, bytes], ...] = ()  # (__constant__ array, the bytes it starts with)
 
 
-def _build_job(plan: ResolvedPlan, case: RunCase, module_key: str, image_kind: str, image: bytes) -> _Job:
+def _build_job(plan: ResolvedPlan, case: RunCase, module_key: str, image_kind: str, image: bytes,
+               symbols: dict[str, str] | None = None) -> _Job:
     buffers = []
     digest = case_digest(plan.buffers, case.inputs)
     for spec in plan.buffers:
@@ -130,9 +133,14 @@ def _build_job(plan: ResolvedPlan, case: RunCase, module_key: str, image_kind: s
             data = np.ascontiguousarray(case.inputs[spec.name]).tobytes()
         elif spec.init == "zero":
             fill = 0
+        elif spec.init in ("copy", "fill"):
+            data = initial_bytes(spec, Poison(digest, spec.name, spec.dtype), case.inputs).tobytes()
         buffers.append(_Buffer(spec.name, spec.role, spec.nbytes, numpy_dtype(spec.dtype).itemsize,
                                fill, data, spec.dtype, digest))
-    return _Job(module_key, image_kind, image, tuple(buffers), tuple(plan.launches))
+    constants = tuple((c.symbol, np.ascontiguousarray(case.inputs[c.input]).tobytes())
+                      for c in plan.constants)
+    return _Job(module_key, image_kind, image, tuple(buffers), tuple(plan.launches),
+                tuple((symbols or {}).items()), constants)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -179,9 +187,26 @@ def _load_module(cupy, folder: str, modules: dict, job: _Job) -> dict:
         with open(path, "wb") as handle:
             handle.write(job.image)
         module = cupy.RawModule(path=path)
-        kernels = {launch.kernel: module.get_function(launch.kernel) for launch in job.launches}
-        modules[job.module_key] = kernels
+        lowered = dict(job.symbols)
+        kernels = {launch.kernel: module.get_function(lowered[launch.kernel]) for launch in job.launches}
+        modules[job.module_key] = kernels = (module, kernels)
     return kernels
+
+
+def _copy_constants(cupy, module, job: _Job) -> None:
+    """Each bound `__constant__` array receives its input's bytes; a smaller array is the kernel's
+    fault (it cannot hold the input), reported as the emulator reports it."""
+    lowered = dict(job.symbols)
+    for symbol, data in job.constants:
+        target = module.get_global(lowered[symbol])
+        if target.mem.size < len(data):
+            raise _ConstantTooSmall(f"__constant__ {symbol!r} holds {target.mem.size} bytes; its "
+                                    f"input has {len(data)}")
+        target.copy_from_host(np.frombuffer(data, np.uint8).ctypes.data, len(data))
+
+
+class _ConstantTooSmall(Exception):
+    pass
 
 
 def _canary_fault(cupy, device: dict, buffers: Sequence[_Buffer], canaries: dict) -> str | None:
@@ -225,7 +250,8 @@ def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, 
                                         getattr(cupy.cuda.runtime, "CUDARuntimeError", None)) if err)
     current = None
     try:
-        kernels = _load_module(cupy, folder, modules, job)
+        module, kernels = _load_module(cupy, folder, modules, job)
+        _copy_constants(cupy, module, job)
         device, canaries = {}, {}
         for buf in job.buffers:
             host = _host_image(buf)
@@ -235,7 +261,7 @@ def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, 
             current = launch
             conn.send(("launching", launch.index, launch.kernel))
             kernel = kernels[launch.kernel]
-            args = tuple(np.uint64(device[arg.buffer].data.ptr + CANARY_BYTES)
+            args = tuple(np.uint64(device[arg.base].data.ptr + CANARY_BYTES + arg.byte_offset)
                          if arg.kind == "buffer" else _value_arg(arg.value) for arg in launch.args)
             kernel(launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
             cupy.cuda.runtime.deviceSynchronize()
@@ -256,6 +282,8 @@ def _execute(cupy, folder: str, modules: dict, job: _Job, conn) -> tuple[tuple, 
                                           ).tobytes()
                    for buf in job.buffers if buf.role == "output"}
         return ("ok", outputs), False
+    except _ConstantTooSmall as err:
+        return ("fault", "memory_fault", str(err)), False
     except cuda_errors as err:
         if current is None:  # loading the module or allocating: not the kernel's doing
             return ("infra", f"CUDA failed before the first launch: {err}"), True
@@ -482,14 +510,18 @@ class CudaKernel:
         nvrtc_compile(submission.source)  # the compile gate: a CompileError surfaces here, cached
         self._images: dict[int, tuple[str, str, bytes]] = {}
 
-    def _image(self, capability: int) -> tuple[str, str, bytes]:
-        """(module key, kind, bytes) of the code for a GPU of this compute capability."""
+    def _image(self, capability: int) -> tuple[str, str, bytes, dict[str, str]]:
+        """(module key, kind, bytes, symbols) of the code for a GPU of this compute capability;
+        *symbols* maps each launched kernel and bound `__constant__` array to its lowered name."""
         if capability not in self._images:
             supported = nvrtc_supported_archs()
             source = self.submission.source
+            names = tuple(dict.fromkeys([l.kernel for l in self.submission.launches]
+                                        + [c.symbol for c in self.submission.constants]))
             if capability in supported:
                 arch = f"sm_{capability}"
-                kind, image = "cubin", nvrtc_compile(source, arch=arch).cubin
+                compiled = nvrtc_compile(source, arch=arch, names=names)
+                kind, image = "cubin", compiled.cubin
             else:
                 older = [a for a in supported if a <= capability]
                 if not older:
@@ -497,8 +529,9 @@ class CudaKernel:
                         f"NVRTC supports architectures {supported}, none usable on compute "
                         f"capability {capability}; install a matching nvidia-cuda-nvrtc")
                 arch = f"compute_{max(older)}"
-                kind, image = "ptx", nvrtc_compile(source, arch=arch).ptx.encode()
-            self._images[capability] = (f"{self.submission.sha256}-{arch}", kind, image)
+                compiled = nvrtc_compile(source, arch=arch, names=names)
+                kind, image = "ptx", compiled.ptx.encode()
+            self._images[capability] = (f"{self.submission.sha256}-{arch}", kind, image, compiled.lowered)
         return self._images[capability]
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
@@ -529,8 +562,8 @@ class CudaKernel:
         for case, plan in zip(cases, plans):
             with worker.lock:
                 worker.ensure_started()
-                key, kind, image = self._image(worker.capability)
-                job = _build_job(plan, case, key, kind, image)
+                key, kind, image, symbols = self._image(worker.capability)
+                job = _build_job(plan, case, key, kind, image, symbols)
                 results.append(self._run_one(worker, job, plan, timeout_s))
         return results
 

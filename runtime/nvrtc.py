@@ -71,7 +71,8 @@ class NvrtcResult:
 
     `ptx` is always present; `cubin` only for a real architecture (`sm_XX`), empty for a virtual
     one (`compute_XX`). `log` holds NVRTC's warnings, `seconds` the wall time of the compile that
-    filled the cache.
+    filled the cache. `lowered` maps each name asked for (a kernel, a template kernel's
+    instantiation `f<8>`, a `__constant__` array) to its symbol in the code.
     """
 
     ptx: str
@@ -79,6 +80,7 @@ class NvrtcResult:
     seconds: float
     arch: str = "compute_80"
     cubin: bytes = field(default=b"", repr=False)
+    lowered: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 def _nvrtc_module():
@@ -163,6 +165,7 @@ class _Job:
     arch: str
     name: str
     source: str = field(compare=False, repr=False)
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -367,12 +370,14 @@ def _compile(job: _Job) -> NvrtcResult | _Rejected:
     status, *payload = _in_helper(
         [prepared.encode(), job.name.encode(), b"\0".join(options),
          b"1" if job.arch.startswith("sm_") else b"0", repr(float(limits.wall_s)).encode(),
-         str(int(limits.cpu_s)).encode(), str(int(limits.memory_bytes)).encode()], limits)
+         str(int(limits.cpu_s)).encode(), str(int(limits.memory_bytes)).encode(),
+         b"\0".join(f"&{n}".encode() for n in job.names)], limits)
     seconds = time.perf_counter() - start
     if status == b"ok":
-        ptx, cubin, log, _ = payload
+        ptx, cubin, log, _, lowered = payload
         return NvrtcResult(ptx=ptx.decode(errors="replace"), log=redact_log(log.decode(errors="replace")),
-                           seconds=seconds, arch=job.arch, cubin=cubin)
+                           seconds=seconds, arch=job.arch, cubin=cubin,
+                           lowered=dict(zip(job.names, lowered.decode().split("\0"))) if job.names else {})
     if status == b"rejected" and _OUT_OF_MEMORY.search(payload[0].decode(errors="replace")):
         status, payload = b"limit", [b"memory"]
     if status == b"rejected":
@@ -389,11 +394,14 @@ def _compile(job: _Job) -> NvrtcResult | _Rejected:
     raise InfrastructureError(redact_log(payload[0].decode(errors="replace") if payload else "no answer"))
 
 
-def nvrtc_compile(source: str, *, arch: str = "compute_80", name: str = "submission.cu") -> NvrtcResult:
+def nvrtc_compile(source: str, *, arch: str = "compute_80", name: str = "submission.cu",
+                  names: tuple[str, ...] = ()) -> NvrtcResult:
     """Compile *source* (a submission's full text) with NVRTC for *arch*; cached by content.
 
     *arch* is a virtual architecture (`compute_80`: PTX only) or a real one (`sm_90`: PTX and a
-    cubin). Calling again with the same text, arch and name returns the same `NvrtcResult` object.
+    cubin). *names* are kernels (`relu`, `sgemm<32, 32, 8>`) and `__constant__` arrays whose
+    symbols `lowered` gives (NVRTC's name expressions: C++ linkage mangles them). Calling again
+    with the same text, arch, name and names returns the same `NvrtcResult` object.
 
     Raises:
         CompileError: NVRTC rejected the text; the message quotes the first error and `.line`
@@ -407,7 +415,7 @@ def nvrtc_compile(source: str, *, arch: str = "compute_80", name: str = "submiss
     """
     if not re.fullmatch(r"(compute|sm)_\d+[a-z]?", arch):
         raise ValueError(f"arch {arch!r} is not of the form 'compute_80' or 'sm_90'")
-    job = _Job(hashlib.sha256(source.encode()).hexdigest(), arch, name, source)
+    job = _Job(hashlib.sha256(source.encode()).hexdigest(), arch, name, source, tuple(names))
     result = _compile(job)
     if isinstance(result, _Rejected):
         raise CompileError(result.message, line=result.line, log=result.log)

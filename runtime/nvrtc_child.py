@@ -14,8 +14,9 @@ it imports nothing of mutagym (it runs with `-I -S` and the parent's `sys.path` 
 
 Protocol, on the helper's stdin and stdout: frames of byte fields (`write_frame`). The helper
 first sends `ready, <major>, <minor>` or `error, <message>`. A request is `id, source, name,
-options (NUL-separated), want_cubin, wall_s, cpu_s, memory_bytes`; the answer is `id, status, ...`:
-`ok, ptx, cubin, log, seconds` | `rejected, log` | `limit, <limit name>` | `crashed, <signal>`
+options (NUL-separated), want_cubin, wall_s, cpu_s, memory_bytes, name expressions
+(NUL-separated)`; the answer is `id, status, ...`: `ok, ptx, cubin, log, seconds, lowered names
+(NUL-separated, one per name expression)` | `rejected, log` | `limit, <limit name>` | `crashed, <signal>`
 | `error, <message>` (NVRTC failed for a reason that is not the text's).
 """
 
@@ -84,8 +85,11 @@ def _unframe(data: bytes) -> list[bytes] | None:
 
 # ------------------------------------------------------------------------------ in the child
 
-def _compile(nvrtc, source: bytes, name: bytes, options: list[bytes], want_cubin: bool) -> list[bytes]:
-    """One NVRTC compile; the answer's status and payload."""
+def _compile(nvrtc, source: bytes, name: bytes, options: list[bytes], want_cubin: bool,
+             expressions: list[bytes]) -> list[bytes]:
+    """One NVRTC compile; the answer's status and payload. Each of *expressions* (`&f<8>`: a
+    `__global__` function or a `__constant__` variable) is added as a name expression and its
+    lowered (mangled) name returned, in order."""
     def check(result):
         err, *values = result
         if int(err) != 0:
@@ -97,6 +101,8 @@ def _compile(nvrtc, source: bytes, name: bytes, options: list[bytes], want_cubin
     start = time.perf_counter()
     prog = check(nvrtc.nvrtcCreateProgram(source, name, 0, [], []))
     try:
+        for expression in expressions:
+            check(nvrtc.nvrtcAddNameExpression(prog, expression))
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), options)
         size = check(nvrtc.nvrtcGetProgramLogSize(prog))
         log = b" " * size
@@ -115,10 +121,11 @@ def _compile(nvrtc, source: bytes, name: bytes, options: list[bytes], want_cubin
         if want_cubin:
             cubin = b" " * check(nvrtc.nvrtcGetCUBINSize(prog))
             check(nvrtc.nvrtcGetCUBIN(prog, cubin))
+        lowered = [check(nvrtc.nvrtcGetLoweredName(prog, expression)) for expression in expressions]
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     seconds = time.perf_counter() - start
-    return [b"ok", ptx.rstrip(b"\x00"), cubin, log, repr(seconds).encode()]
+    return [b"ok", ptx.rstrip(b"\x00"), cubin, log, repr(seconds).encode(), b"\0".join(lowered)]
 
 
 def _child(nvrtc, requests: int, out: int) -> None:
@@ -131,7 +138,7 @@ def _child(nvrtc, requests: int, out: int) -> None:
         request = read_frame(requests)
         if request is None:  # the helper went away, or retired us
             os._exit(0)
-        _, source, name, options, want_cubin, _, cpu_s, memory_bytes = request
+        _, source, name, options, want_cubin, _, cpu_s, memory_bytes, expressions = request
         cpu = int(cpu_s)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -139,7 +146,7 @@ def _child(nvrtc, requests: int, out: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (int(memory_bytes), int(memory_bytes)))
         try:
             answer = _compile(nvrtc, source, name, [o for o in options.split(b"\0") if o],
-                              want_cubin == b"1")
+                              want_cubin == b"1", [e for e in expressions.split(b"\0") if e])
         except MemoryError:
             answer = [b"limit", b"memory"]
         write_frame(out, answer)
@@ -398,7 +405,7 @@ def _warm_up(nvrtc) -> None:
     (its first compile in a process is the slowest) instead of redoing it."""
     try:
         _compile(nvrtc, b'extern "C" __global__ void k(float* y) { y[0] = 1.0f; }', b"warm_up.cu",
-                 [b"--gpu-architecture=compute_80"], False)
+                 [b"--gpu-architecture=compute_80"], False, [b"&k"])
     except Exception:  # noqa: BLE001 - a failed warm-up only costs the children time
         pass
 

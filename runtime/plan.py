@@ -30,7 +30,7 @@ from .submission import MAX_DYNAMIC_SHARED_BYTES, Launch, Param, Submission, che
 
 __all__ = ["ITEMSIZE", "MAX_DYNAMIC_SHARED_BYTES", "MAX_SCRATCH_BYTES", "OUTPUT_DTYPES",
            "thread_budget",
-           "ArgBinding", "BufferSpec", "ResolvedLaunch", "ResolvedPlan", "resolve_plan"]
+           "ArgBinding", "BufferSpec", "ConstantCopy", "ResolvedLaunch", "ResolvedPlan", "resolve_plan"]
 
 #: Bytes per element of every dtype a buffer may have.
 ITEMSIZE = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "uint64": 8,
@@ -66,7 +66,8 @@ _PACK = {"int8": "<b", "uint8": "<B", "int16": "<h", "uint16": "<H", "int32": "<
 @dataclass(frozen=True)
 class BufferSpec:
     """One device buffer. *role* is "input", "output" or "scratch"; *init* says what it holds
-    before the first launch: "data" (the input array), "poison" or "zero"."""
+    before the first launch: "data" (the input array), "poison", "zero", "copy" (the data of
+    input *source*: an `inout` output) or "fill" (every element the bytes *fill*)."""
 
     name: str
     role: str
@@ -74,17 +75,42 @@ class BufferSpec:
     shape: tuple[int, ...]
     nbytes: int
     init: str
+    source: str | None = None
+    fill: bytes = b""
 
 
 @dataclass(frozen=True)
 class ArgBinding:
-    """The value of one kernel parameter: a buffer (*kind* "buffer", *buffer* its name) or the
-    little-endian bytes of a value (*kind* "value")."""
+    """The value of one kernel parameter: a pointer into a buffer (*kind* "buffer") or the
+    little-endian bytes of a value (*kind* "value"; a null pointer is eight zero bytes).
+
+    *buffer* is the buffer's name, followed by `+BYTES` for a pointer past its start (an
+    `x + 4` argument): `base` and `byte_offset` split it."""
 
     param: Param
     kind: str
     buffer: str | None
     value: bytes
+
+    @property
+    def base(self) -> str:
+        """The buffer the pointer points into."""
+        return self.buffer.partition("+")[0]
+
+    @property
+    def byte_offset(self) -> int:
+        """Bytes from the buffer's first element to where the pointer points."""
+        return int(self.buffer.partition("+")[2] or 0)
+
+
+@dataclass(frozen=True)
+class ConstantCopy:
+    """Before a case's first launch, the `__constant__` array *symbol* receives the *nbytes*
+    bytes of input *input* (at its start)."""
+
+    symbol: str
+    input: str
+    nbytes: int
 
 
 @dataclass(frozen=True)
@@ -105,6 +131,7 @@ class ResolvedPlan:
 
     buffers: tuple[BufferSpec, ...]
     launches: tuple[ResolvedLaunch, ...]
+    constants: tuple[ConstantCopy, ...] = ()
 
     def buffer_index(self, name: str) -> int:
         """Position of buffer *name* in `buffers`; KeyError when there is none."""
@@ -154,6 +181,13 @@ def resolve_plan(sub: Submission, inputs: Mapping[str, np.ndarray],
                               where=f"scratch {s.name!r}", line=s.line)
         buffers.append(BufferSpec(s.name, "scratch", s.dtype, (size,), nbytes, s.init))
     by_name = {b.name: b for b in buffers}
+    aliases = _in_place(sub, by_name)
+    for launch in sub.launches:
+        for fill in launch.fills:
+            by_name[fill.buffer] = _filled(fill, by_name, env, scalars)
+    buffers = [by_name[b.name] for b in buffers]
+    constants = tuple(_constant(c, by_name, kinds) for c in sub.constants)
+    targets = {**by_name, **{name: by_name[output] for name, output in aliases.items()}}
 
     launches = []
     budget = thread_budget(sum(b.nbytes // ITEMSIZE[b.dtype] for b in buffers))
@@ -168,11 +202,101 @@ def resolve_plan(sub: Submission, inputs: Mapping[str, np.ndarray],
                               f"for buffers of this size at most {budget:,} are run",
                               where=f"launch {launch.index} ({launch.kernel})", line=launch.line)
         signature = sub.kernels[launch.kernel]
-        args = tuple(_bind(launch, i, param, kinds, by_name, dims, scalars)
+        args = tuple(_bind(launch, i, param, kinds, targets, env, dims, scalars)
                      for i, param in enumerate(signature.params))
         launches.append(ResolvedLaunch(launch.index, launch.kernel, _pad3(grid), _pad3(block),
                                        shared, args))
-    return ResolvedPlan(tuple(buffers), tuple(launches))
+    return ResolvedPlan(tuple(buffers), tuple(launches), constants)
+
+
+def _in_place(sub: Submission, buffers: dict[str, BufferSpec]) -> dict[str, str]:
+    """Make each `inout` output a copy of its input (in *buffers*); return input -> output, the
+    name the launches' arguments use for the output."""
+    aliases = {}
+    for pair in sub.inout:
+        where = f"inout {pair.input!r}"
+        source = buffers.get(pair.input)
+        if source is None or source.role != "input":
+            known = [b.name for b in buffers.values() if b.role == "input"]
+            raise LaunchError(f"inout names {pair.input!r}, which is not an input"
+                              f"{did_you_mean(pair.input, known)}; inputs: {known}", where=where,
+                              line=pair.line)
+        outputs = [b for b in buffers.values() if b.role == "output"]
+        if pair.output is not None:
+            chosen = [b for b in outputs if b.name == pair.output]
+            if not chosen:
+                raise LaunchError(f"inout maps {pair.output!r}, which is not an output"
+                                  f"{did_you_mean(pair.output, [b.name for b in outputs])}; "
+                                  f"outputs: {[b.name for b in outputs]}", where=where,
+                                  line=pair.line)
+        else:
+            chosen = [b for b in outputs if (b.shape, b.dtype) == (source.shape, source.dtype)]
+            if len(chosen) != 1:
+                raise LaunchError(f"inout {pair.input!r} ({source.dtype}, shape {source.shape}) "
+                                  f"needs exactly one output of its shape and dtype, found "
+                                  f"{[b.name for b in chosen] or 'none'}; name it: inout = "
+                                  f'{{out = "{pair.input}"}}', where=where, line=pair.line)
+        output = chosen[0]
+        if (output.shape, output.dtype) != (source.shape, source.dtype) or output.name in aliases.values():
+            raise LaunchError(f"inout: output {output.name!r} ({output.dtype}, shape {output.shape}) "
+                              f"cannot start as a copy of input {pair.input!r} ({source.dtype}, "
+                              f"shape {source.shape}): the problem does not allow updating it in "
+                              "place", where=where, line=pair.line)
+        buffers[output.name] = BufferSpec(output.name, "output", output.dtype, output.shape,
+                                          output.nbytes, "copy", source=pair.input)
+        aliases[pair.input] = output.name
+    return aliases
+
+
+def _filled(fill, buffers: Mapping[str, BufferSpec], env: Mapping[str, int],
+            scalars: Mapping[str, float]) -> BufferSpec:
+    """The buffer of a launch's `fill`, starting with every element the fill's value."""
+    where = f"launch {fill.launch} fill {fill.buffer}"
+    buffer = buffers.get(fill.buffer)
+    if buffer is None or buffer.role == "input":
+        known = [b.name for b in buffers.values() if b.role != "input"]
+        raise LaunchError(f"fill names {fill.buffer!r}, which is not an output or a scratch "
+                          f"buffer{did_you_mean(fill.buffer, known)}; inputs are read-only; "
+                          f"writable buffers: {known}", where=where, line=fill.line)
+    value = fill.value if fill.expr is None else _evaluate(fill.expr, env, scalars)
+    try:
+        pattern = _element_bytes(value, buffer.dtype)
+    except ValueError as err:
+        raise LaunchError(f"fill {fill.buffer} = {value!r} does not fit {buffer.dtype}: {err}",
+                          where=where, line=fill.line) from None
+    return BufferSpec(buffer.name, buffer.role, buffer.dtype, buffer.shape, buffer.nbytes, "fill",
+                      fill=pattern)
+
+
+def _element_bytes(value: int | float, dtype: str) -> bytes:
+    """One element of *dtype* holding *value*; ValueError when *dtype* cannot hold it exactly
+    (a float's rounding is allowed, an overflow to infinity is not)."""
+    if dtype in ("float16", "bfloat16"):
+        if dtype == "bfloat16":
+            import ml_dtypes
+            element = np.array(value, dtype=ml_dtypes.bfloat16)
+        else:
+            element = np.array(value, dtype=np.float16)
+        if np.isinf(element) and not math.isinf(value):
+            raise ValueError(f"{value!r} is out of range for {dtype}")
+        return element.tobytes()
+    if dtype in ("float32", "float64") and math.isfinite(value):
+        packed = _pack(value, dtype)
+        if math.isinf(struct.unpack(_PACK[dtype], packed)[0]):
+            raise ValueError(f"{value!r} is out of range for {dtype}")
+        return packed
+    return _pack(value, dtype)
+
+
+def _constant(binding, buffers: Mapping[str, BufferSpec], kinds: Mapping[str, str]) -> ConstantCopy:
+    """A `constant` binding resolved: the input it copies and how many bytes."""
+    buffer = buffers.get(binding.input)
+    if buffer is None or kinds.get(binding.input) != "input":
+        known = [name for name, kind in kinds.items() if kind == "input"]
+        raise LaunchError(f"constant {binding.symbol!r} = {binding.input!r}: not an input"
+                          f"{did_you_mean(binding.input, known)}; inputs: {known}",
+                          where=f"constant {binding.symbol!r}", line=binding.line)
+    return ConstantCopy(binding.symbol, binding.input, buffer.nbytes)
 
 
 def _number(name: str, value: object, kind: str) -> int | float:
@@ -243,18 +367,23 @@ def _pad3(values: list[int]) -> tuple[int, int, int]:
 
 
 def _bind(launch: Launch, position: int, param: Param, kinds: Mapping[str, str],
-          buffers: Mapping[str, BufferSpec], dims: Mapping[str, int],
+          buffers: Mapping[str, BufferSpec], env: Mapping[str, int], dims: Mapping[str, int],
           scalars: Mapping[str, float]) -> ArgBinding:
-    """Bind `args[position]` of *launch* to *param*."""
-    name = launch.args[position]
-    arg = f"arg {name!r} of launch {launch.index}"
+    """Bind `args[position]` of *launch* to *param*. *buffers* maps every name an argument may
+    use for a buffer to it (an `inout` input's name to its output)."""
+    argument = launch.arguments[position]
+    name = argument.name
+    arg = f"arg {argument.text!r} of launch {launch.index}"
     param_text = f"parameter {param.name!r} of kernel {launch.kernel!r}"
 
     def fail(message: str) -> LaunchError:
         return LaunchError(message, where=f"args[{position}]", line=launch.line)
 
-    kind = kinds.get(name)
-    if kind is None:
+    if argument.kind == "null":
+        if not param.pointer:
+            raise fail(f"{arg} is a null pointer but {param_text} is a value {param.ctype}")
+        return ArgBinding(param, "value", None, bytes(8))
+    if argument.kind in ("name", "offset") and name not in kinds:
         known = "; ".join(f"{k}s: {', '.join(repr(n) for n, v in kinds.items() if v == k)}"
                           for k in dict.fromkeys(kinds.values()))
         raise fail(f"{arg} names no input, output, scratch buffer, dim or scalar"
@@ -268,20 +397,37 @@ def _bind(launch: Launch, position: int, param: Param, kinds: Mapping[str, str],
             lanes = f" x{param.vector_width}" if param.vector_width > 1 else ""
             raise fail(f"{arg} is buffer {name!r} ({buffer.dtype}) but {param_text} is "
                        f"{'const ' if param.const else ''}{param.ctype}* ({param.dtype}{lanes})")
-        return ArgBinding(param, "buffer", name, b"")
+        if argument.kind == "name":
+            return ArgBinding(param, "buffer", buffer.name, b"")
+        elements = _evaluate(argument.offset, env, scalars)
+        count = buffer.nbytes // ITEMSIZE[buffer.dtype]
+        if not 0 <= elements <= count:
+            raise fail(f"{arg}: offset {argument.offset.text!r} = {elements} elements is outside "
+                       f"buffer {name!r} (0 to {count} elements)")
+        offset = elements * ITEMSIZE[buffer.dtype]
+        return ArgBinding(param, "buffer", f"{buffer.name}+{offset}" if offset else buffer.name, b"")
 
-    value = dims[name] if kind == "dim" else scalars[name]
+    if argument.kind == "name":
+        kind = kinds[name]
+        value = dims[name] if kind == "dim" else scalars[name]
+        what = f"{kind} {name!r} = {value!r}"
+    else:
+        named = sorted(n for n in argument.expr.names if n in buffers)
+        if named:
+            raise fail(f"{arg} uses buffer {named[0]!r} in an integer expression; a pointer "
+                       "argument is 'buffer' or 'buffer + elements'")
+        value = _evaluate(argument.expr, env, scalars)
+        what = f"{argument.expr.text!r} = {value!r}"
     if param.pointer:
-        raise fail(f"{arg} is {kind} {name!r} = {value!r} but {param_text} is a pointer "
-                   f"{param.ctype}*; pointers take inputs, outputs or scratch buffers")
+        raise fail(f"{arg} is {what} but {param_text} is a pointer {param.ctype}*; pointers take "
+                   "inputs, outputs, scratch buffers, 'buffer + elements' or NULL")
     if param.dtype not in _PACK or param.vector_width > 1:
         raise fail(f"{param_text} is a value of type {param.ctype}, which mutagym cannot pass; "
                    "take a float, double or integer and convert in the kernel")
     try:
         packed = _pack(value, param.dtype)
     except ValueError as err:
-        raise fail(f"{arg} is {kind} {name!r} = {value!r} but {param_text} is {param.ctype}: "
-                   f"{err}") from None
+        raise fail(f"{arg} is {what} but {param_text} is {param.ctype}: {err}") from None
     return ArgBinding(param, "value", None, packed)
 
 

@@ -14,6 +14,7 @@ string and character literals blanked, so neither `as\\<newline>m` nor a comment
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import hashlib
 import math
@@ -27,14 +28,15 @@ from .errors import LaunchError, SubmissionError
 from .expressions import Expr, did_you_mean, parse_expression
 from .headers import ALLOWED_HEADERS
 from .preprocessed import check_preprocessed
+from .signature_probe import kernel_types, split_top_level
 
 #: Largest accepted submission, in UTF-8 bytes.
 MAX_SUBMISSION_BYTES = 256 * 1024
 #: Largest `/* mutagym */` block: a launch plan is a few tables, not a document.
 MAX_LAUNCH_BLOCK_CHARS = 16 * 1024
 #: Element types a `[[scratch]]` buffer may have.
-SCRATCH_DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64", "uint32", "uint8",
-                  "int8")
+SCRATCH_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64",
+                  "uint8", "uint16", "uint32", "uint64")
 
 # CUDA launch limits (compute capability 7.0 and later).
 MAX_BLOCK_DIMS = (1024, 1024, 64)
@@ -67,6 +69,7 @@ CTYPES: dict[str, tuple[str, int]] = {
     "__nv_bfloat162": ("bfloat16", 2), "nv_bfloat162": ("bfloat16", 2),
 }
 _INTEGER_WORDS = {"unsigned", "signed", "long", "short", "int", "char"}
+_C_TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "bool", "void"}
 _PARAM_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict",
                      "__grid_constant__", "struct"}
 
@@ -155,8 +158,55 @@ class KernelSignature:
 
 
 @dataclass(frozen=True)
+class Argument:
+    """One `args` entry as written (*text*), parsed: *kind* "name" (an input, output, scratch
+    buffer, dim or scalar: *name*), "null" (a null pointer), "offset" (*name* is the buffer or
+    value the expression starts from, *expr* the whole `name + elements`; which one it is is known
+    only when the names are bound) or "value" (an integer expression)."""
+
+    text: str
+    kind: str
+    name: str | None = None
+    offset: Expr | None = None
+    expr: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Fill:
+    """`fill = {name = value}` of a launch: *buffer* holds *value* in every element before the
+    launch (a TOML number, or an integer expression in *expr*)."""
+
+    buffer: str
+    value: float | int | None
+    expr: Expr | None
+    launch: int
+    line: int
+
+
+@dataclass(frozen=True)
+class InOut:
+    """`inout`: the kernel updates *input* in place; output *output* (None: the one output of
+    the input's shape and dtype) starts as a copy of it and the launches' *input* names it."""
+
+    input: str
+    output: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class ConstantBinding:
+    """`constant = {symbol = "input"}`: the `__constant__` array *symbol* holds the bytes of
+    problem input *input* before the first launch."""
+
+    symbol: str
+    input: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Launch:
-    """One `[[launch]]` table (the *index*-th, 0-based, declared at *line*)."""
+    """One `[[launch]]` table (the *index*-th, 0-based, declared at *line*). *kernel* is the
+    kernel's name, or a template kernel's instantiation as normalized (`sgemm<32, 32, 8>`)."""
 
     index: int
     kernel: str
@@ -165,6 +215,8 @@ class Launch:
     shared_bytes: Expr
     args: tuple[str, ...]
     line: int
+    arguments: tuple[Argument, ...] = ()
+    fills: tuple[Fill, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,6 +242,8 @@ class Submission:
     kernels: dict[str, KernelSignature] = field(hash=False)
     uses_barriers: bool
     includes: tuple[str, ...]
+    inout: tuple[InOut, ...] = ()
+    constants: tuple[ConstantBinding, ...] = ()
 
 
 def parse_submission(source: str | bytes) -> Submission:
@@ -281,21 +335,26 @@ def _parse_text(text: str) -> Submission:
     scan = _Scan(text)
     includes = _static_checks(scan)
     block = _LaunchBlock(scan)
-    kernels, other_globals = _kernel_signatures(scan)
-    launches = tuple(_read_launch(i, table, block, kernels, other_globals)
-                     for i, table in enumerate(block.tables("launch")))
-    scratch = tuple(_read_scratch(i, table, block)
-                    for i, table in enumerate(block.tables("scratch")))
-    check_preprocessed(text)
+    table = _KernelTable(scan)
+    launches = tuple(table.bind(_read_launch(i, t, block),
+                                functools.partial(block.key_line, "launch", i))
+                     for i, t in enumerate(block.tables("launch")))
+    scratch = tuple(_read_scratch(i, t, block) for i, t in enumerate(block.tables("scratch")))
+    inout = _read_inout(block)
+    constants = _read_constants(block, scan)
     seen: dict[str, int] = {}
     for s in scratch:
         if s.name in seen:
             raise SubmissionError(f"scratch buffer {s.name!r} is declared twice (lines "
                                   f"{seen[s.name]} and {s.line})", line=s.line, where="scratch")
         seen[s.name] = s.line
+    _check_fills(launches, inout)
+    check_preprocessed(text)
+    table.resolve()   # the compiler reads the text only once the checks above have passed it
     return Submission(source=text, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                      launches=launches, scratch=scratch, kernels=kernels,
-                      uses_barriers=_BARRIER.search(scan.code) is not None, includes=includes)
+                      launches=launches, scratch=scratch, kernels=table.signatures,
+                      uses_barriers=_BARRIER.search(scan.code) is not None, includes=includes,
+                      inout=inout, constants=constants)
 
 
 # --------------------------------------------------------------------------------------------
@@ -475,8 +534,8 @@ _TOML_LOCATION = re.compile(r"^(?P<msg>.*) \((?:at line (?P<line>\d+), column (?
                             r"|at end of document)\)$", re.S)
 _TABLE_HEADER = re.compile(r"^\s*\[")
 _ARRAY_HEADER = re.compile(r"^\s*\[\[\s*(?P<name>[^\[\]]*?)\s*\]\]")
-_TOP_KEYS = ("launch", "scratch")
-_LAUNCH_KEYS = ("kernel", "grid", "block", "shared_bytes", "args")
+_TOP_KEYS = ("launch", "scratch", "inout", "constant")
+_LAUNCH_KEYS = ("kernel", "grid", "block", "shared_bytes", "args", "fill")
 _SCRATCH_KEYS = ("name", "dtype", "size", "init")
 
 
@@ -572,9 +631,9 @@ class _LaunchBlock:
                                       where=where, line=line)
 
 
-def _read_launch(index: int, table: dict, block: _LaunchBlock,
-                 kernels: dict[str, KernelSignature], other_globals: dict[str, int]) -> Launch:
-    """Validate the *index*-th `[[launch]]` table against the kernels found in the source."""
+def _read_launch(index: int, table: dict, block: _LaunchBlock) -> Launch:
+    """Validate the *index*-th `[[launch]]` table on its own; `_KernelTable.bind` checks its
+    kernel and arguments against the source."""
     where, line = f"launch {index}", block.table_line("launch", index)
     key_line = functools.partial(block.key_line, "launch", index)
     block.check_keys(table, _LAUNCH_KEYS, ("kernel", "grid", "block", "args"), where=where,
@@ -596,34 +655,140 @@ def _read_launch(index: int, table: dict, block: _LaunchBlock,
                               line=key_line("shared_bytes"))
     args = table["args"]
     if not isinstance(args, list):
-        raise SubmissionError(f"'args' must be a list of names, got {args!r}", where=where,
+        raise SubmissionError(f"'args' must be a list, got {args!r}", where=where,
                               line=key_line("args"))
-    for i, arg in enumerate(args):
-        if not isinstance(arg, str) or not arg.isidentifier():
-            raise SubmissionError(f"args[{i}] = {arg!r} is not a name; args name inputs, outputs, "
-                                  "scratch buffers, dims and scalars", where=where,
-                                  line=key_line("args"))
-
-    if kernel not in kernels:
-        if kernel in other_globals:
-            raise SubmissionError(f"kernel {kernel!r} (line {other_globals[kernel]}) is __global__ "
-                                  f'but not extern "C"; declare it as extern "C" __global__ void '
-                                  f"{kernel}(...)", where=where, line=key_line("kernel"))
-        defined = ", ".join(repr(k) for k in kernels) or "none found"
-        raise SubmissionError(f"kernel {kernel!r} is not defined{did_you_mean(kernel, kernels)}; "
-                              f'extern "C" __global__ kernels in the source: {defined}',
-                              where=where, line=key_line("kernel"))
-    signature = kernels[kernel]
-    if len(args) != len(signature.params):
-        raise SubmissionError(f"kernel {kernel!r} takes {len(signature.params)} parameters but "
-                              f"args lists {len(args)}: {signature}", where=where,
-                              line=key_line("args"))
-
+    arguments = tuple(_read_argument(arg, f"{where} args[{i}]", key_line("args"))
+                      for i, arg in enumerate(args))
+    fills = _read_fills(table.get("fill", {}), index, where, key_line("fill"))
     launch = Launch(index=index, kernel=kernel, grid=shapes["grid"], block=shapes["block"],
-                    shared_bytes=shared, args=tuple(args), line=line)
+                    shared_bytes=shared, args=tuple(a.text for a in arguments), line=line,
+                    arguments=arguments, fills=fills)
     check_launch_limits(launch, _constants(launch.grid), _constants(launch.block),
                         _constants([shared])[0])
     return launch
+
+
+_NULL_WORDS = ("NULL", "nullptr", "null")
+
+
+def _read_argument(arg: object, where: str, line: int) -> Argument:
+    """One `args` entry: a name, a null pointer, `buffer + elements`, or an integer expression.
+
+    >>> [(a.kind, a.name) for a in (_read_argument(t, "args[0]", 1)
+    ...                              for t in ("x", "NULL", "x + 4", "n // 4"))]
+    [('name', 'x'), ('null', None), ('offset', 'x'), ('value', None)]
+    """
+    if not isinstance(arg, (str, int)) or isinstance(arg, bool):
+        raise SubmissionError(f"{arg!r} is not an argument; args name inputs, outputs, scratch "
+                              "buffers, dims and scalars, or are NULL, 'buffer + elements' or an "
+                              "integer expression", where=where, line=line)
+    text = str(arg).strip()
+    if text in _NULL_WORDS:
+        return Argument(text, "null")
+    expr = parse_expression(text, where=where, line=line)
+    if isinstance(expr.root, str):
+        return Argument(text, "name", name=expr.root)
+    first = expr.root
+    while isinstance(first, tuple) and first[0] in ("+", "-"):   # down the left of a sum
+        first = first[1]
+    if isinstance(first, str) and text.startswith(first):
+        rest = text[len(first):].strip()
+        offset = parse_expression(rest[1:] if rest.startswith("+") else "0 " + rest, where=where,
+                                  line=line)
+        return Argument(text, "offset", name=first, offset=offset, expr=expr)
+    return Argument(text, "value", expr=expr)
+
+
+def _read_fills(value: object, index: int, where: str, line: int) -> tuple[Fill, ...]:
+    """`fill = {buffer = value, ...}`: a TOML number or an integer expression per buffer."""
+    if not isinstance(value, dict):
+        raise SubmissionError(f"'fill' must be a table of buffer = value (fill = {{counter = 0}}), "
+                              f"got {value!r}", where=where, line=line)
+    fills = []
+    for name, v in value.items():
+        if not name.isidentifier():
+            raise SubmissionError(f"fill names {name!r}, which is not a buffer name", where=where,
+                                  line=line)
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise SubmissionError(f"fill {name} = {v!r} must be a number or an integer expression",
+                                  where=where, line=line)
+        expr = parse_expression(v, where=f"{where} fill {name}", line=line) if isinstance(v, str) else None
+        fills.append(Fill(name, None if expr else v, expr, index, line))
+    return tuple(fills)
+
+
+def _read_inout(block: _LaunchBlock) -> tuple[InOut, ...]:
+    """`inout = ["x"]` (the output of x's shape and dtype) or `inout = {out = "x"}`."""
+    value, line = block.doc.get("inout", []), block.key_line(None, 0, "inout")
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        pairs = [(v, None) for v in value]
+    elif isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+        pairs = [(v, k) for k, v in value.items()]
+    else:
+        raise SubmissionError(f"'inout' must list inputs (inout = [\"x\"]) or map outputs to "
+                              f"inputs (inout = {{out = \"x\"}}), got {value!r}",
+                              where="mutagym block", line=line)
+    for name in (n for pair in pairs for n in pair if n is not None):
+        if not name.isidentifier():
+            raise SubmissionError(f"'inout' names {name!r}, which is not a buffer name",
+                                  where="mutagym block", line=line)
+    inputs = [i for i, _ in pairs]
+    if len(set(inputs)) != len(inputs):
+        raise SubmissionError(f"'inout' names an input twice: {inputs}", where="mutagym block",
+                              line=line)
+    return tuple(InOut(i, o, line) for i, o in pairs)
+
+
+_CONSTANT_DECLARATION = r"\b__constant__\b[^;{{}}=]*?\b{name}\s*\["
+
+
+def _read_constants(block: _LaunchBlock, scan: _Scan) -> tuple[ConstantBinding, ...]:
+    """`constant = {c_filter = "weight"}`: each key an array the source declares `__constant__`."""
+    value, line = block.doc.get("constant", {}), block.key_line(None, 0, "constant")
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise SubmissionError(f"'constant' must map __constant__ arrays to inputs (constant = "
+                              f"{{c_filter = \"weight\"}}), got {value!r}", where="mutagym block",
+                              line=line)
+    bindings = []
+    for symbol, name in value.items():
+        if not symbol.isidentifier() or not re.search(
+                _CONSTANT_DECLARATION.format(name=re.escape(symbol)), scan.code):
+            raise SubmissionError(f"constant {symbol!r}: the source declares no __constant__ "
+                                  f"array of that name (such as __constant__ float {symbol}[64];)",
+                                  where="mutagym block", line=line)
+        if not name.isidentifier():
+            raise SubmissionError(f"constant {symbol!r} = {name!r}: not an input name",
+                                  where="mutagym block", line=line)
+        bindings.append(ConstantBinding(symbol, name, line))
+    return tuple(bindings)
+
+
+def _check_fills(launches: Sequence[Launch], inout: Sequence[InOut]) -> None:
+    """A fill happens before its launch, so it must come before any launch passes the buffer:
+    then the buffer can start out filled, on either backend, and no fill runs between launches."""
+    filled: dict[str, Fill] = {}
+    passed: dict[str, int] = {}
+    copied = {pair.input for pair in inout} | {pair.output for pair in inout if pair.output}
+    for launch in launches:
+        for fill in launch.fills:
+            where = f"launch {launch.index} fill {fill.buffer}"
+            if fill.buffer in filled:
+                raise SubmissionError(f"buffer {fill.buffer!r} is filled twice (launches "
+                                      f"{filled[fill.buffer].launch} and {launch.index})",
+                                      where=where, line=fill.line)
+            if fill.buffer in passed:
+                raise SubmissionError(f"buffer {fill.buffer!r} is filled before launch "
+                                      f"{launch.index}, but launch {passed[fill.buffer]} already "
+                                      "passes it; a fill goes before the buffer's first use",
+                                      where=where, line=fill.line)
+            if fill.buffer in copied:
+                raise SubmissionError(f"buffer {fill.buffer!r} is an inout buffer: it starts as a "
+                                      "copy of its input and cannot be filled", where=where,
+                                      line=fill.line)
+            filled[fill.buffer] = fill
+        for arg in launch.arguments:
+            if arg.name is not None:
+                passed.setdefault(arg.name, launch.index)
 
 
 def _constants(exprs: Sequence[Expr]) -> list[int | None]:
@@ -680,11 +845,9 @@ def check_launch_limits(launch: Launch, grid: Sequence[int | None], block: Seque
 # --------------------------------------------------------------------------------------------
 
 _GLOBAL = re.compile(r"\b__global__\b")
-_EXTERN_C = re.compile(r'\bextern\s*"C"')
 _C_LITERAL = re.compile(r'\s*"C"')
 _WORD = re.compile(r"\s*(?P<word>[A-Za-z_]\w*)")
 _OPEN_PAREN = re.compile(r"\s*\(")
-_OPEN_BRACE = re.compile(r"\s*\{")
 _NEXT_CHAR = re.compile(r"\s*(\S?)")
 _DECLARATION_END = re.compile(r"[;{}]")
 _OPENER = {")": "(", "}": "{"}
@@ -692,40 +855,39 @@ _KERNEL_QUALIFIERS = {"static", "inline", "__inline__", "__forceinline__", "__no
 _ATTRIBUTES = {"__launch_bounds__", "__attribute__", "__declspec", "__cluster_dims__"}
 
 
-def _kernel_signatures(scan: _Scan) -> tuple[dict[str, KernelSignature], dict[str, int]]:
-    """Find the `extern "C" __global__ void` definitions; also return the other `__global__`
-    definitions (name -> line) so that a launch naming one gets a precise message.
+@dataclass(frozen=True)
+class _Definition:
+    """One `__global__ void` definition: its parameters as written, whether it is a template."""
 
-    A kernel has C linkage when `extern "C"` precedes it in the same declaration, follows
-    `__global__`, or opens a `{ ... }` block around it. Prototypes are skipped: the definition
-    carries the signature. Kernels declared through macros are not seen.
+    name: str
+    line: int
+    template: bool
+    params: tuple[str, ...]
+
+
+def _kernel_definitions(scan: _Scan) -> dict[str, _Definition]:
+    """Find the `__global__ void` definitions, of C or C++ linkage, templates included.
+
+    Prototypes are skipped: the definition carries the signature. A name defined twice (an
+    overload) is refused: a launch names one kernel. Kernels declared through macros are not
+    seen.
     """
     code = scan.code
     closing = _closing_brackets(code)
     directives = _Spans((m.start(), m.end()) for m in _DIRECTIVE.finditer(code))
-    ends = [m.start() for m in _DECLARATION_END.finditer(code)] + [len(code)]
-    c_spans = []  # offsets that an extern "C" covers
-    for m in _EXTERN_C.finditer(scan.nocomment):
-        if not code.startswith("extern", m.start()) or m.start() in directives:
-            continue
-        brace = _OPEN_BRACE.match(code, m.end())
-        end = closing[brace.end() - 1] if brace else ends[bisect.bisect_left(ends, m.end())]
-        c_spans.append((m.start(), end))
-    c_linkage = _Spans(c_spans)
-
-    kernels: dict[str, KernelSignature] = {}
-    others: dict[str, int] = {}
+    ends = [m.end() for m in _DECLARATION_END.finditer(code)]
+    definitions: dict[str, _Definition] = {}
     for g in _GLOBAL.finditer(code):
         if g.start() in directives:
             continue
-        extern_c, returns_void, name = g.start() in c_linkage, False, None
+        returns_void, name = False, None
         pos = g.end()
         while (t := _WORD.match(code, pos)) is not None:
             word, pos = t["word"], t.end()
             if word in _ATTRIBUTES and (paren := _OPEN_PAREN.match(code, pos)):
                 pos = closing[paren.end() - 1] + 1
             elif word == "extern" and (literal := _C_LITERAL.match(scan.nocomment, pos)):
-                extern_c, pos = True, literal.end()
+                pos = literal.end()
             elif word == "void":
                 returns_void = True
             elif word not in _KERNEL_QUALIFIERS:
@@ -738,17 +900,136 @@ def _kernel_signatures(scan: _Scan) -> tuple[dict[str, KernelSignature], dict[st
         close_paren = closing[open_paren]
         if _NEXT_CHAR.match(code, close_paren + 1)[1] == ";":
             continue
-        if not extern_c:
-            others.setdefault(name, line)
-            continue
-        if name in kernels:
-            raise SubmissionError(f"kernel {name!r} is defined twice (lines {kernels[name].line} "
-                                  f"and {line})", line=line, where=f"kernel {name!r}")
+        if name in definitions:
+            raise SubmissionError(f"kernel {name!r} is defined twice (lines "
+                                  f"{definitions[name].line} and {line})", line=line,
+                                  where=f"kernel {name!r}")
+        k = bisect.bisect_right(ends, g.start())
+        template = _TEMPLATE.search(code, ends[k - 1] if k else 0, g.start()) is not None
         params_text = code[open_paren + 1:close_paren]
-        params = () if params_text.strip() in ("", "void") else tuple(
-            _parse_param(text, i, name, line) for i, text in enumerate(_split_commas(params_text)))
-        kernels[name] = KernelSignature(name=name, params=params, line=line)
-    return kernels, others
+        params = () if params_text.strip() in ("", "void") else tuple(split_top_level(params_text))
+        definitions[name] = _Definition(name, line, template, params)
+    return definitions
+
+
+_TEMPLATE = re.compile(r"\btemplate\s*<")
+_TYPE_NAMES = re.compile(r"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;"
+                         r"|\busing\s+([A-Za-z_]\w*)\s*=")
+_KERNEL_TEXT = re.compile(r"\s*(?P<name>[A-Za-z_]\w*)\s*(?:<(?P<args>.*)>)?\s*", re.S)
+_TEMPLATE_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_]\w*)|(?P<num>\d+[uUlL]*)|(?P<op>::|[-,*&<>])|(?P<bad>\S))")
+
+
+class _KernelTable:
+    """The kernels of a submission and the names its own text declares (macros, typedefs and
+    `using` aliases, which only the compiler resolves): binds each launch to a signature, from
+    the text where it can, else from the compiler (`signature_probe`)."""
+
+    def __init__(self, scan: _Scan):
+        self.source = scan.source
+        self.definitions = _kernel_definitions(scan)
+        self.macros = {m["rest"].split("(")[0].split()[0] for m in _DIRECTIVE.finditer(scan.code)
+                       if m["name"] == "define" and m["rest"].split()}
+        self.type_names = self.macros | {a or b for a, b in _TYPE_NAMES.findall(scan.code)}
+        self.signatures: dict[str, KernelSignature] = {}
+        self._pending: dict[str, tuple[_Definition, list[Launch]]] = {}
+        for d in self.definitions.values():
+            if not d.template:
+                try:
+                    params = tuple(_parse_param(p, i, d.name, d.line, self.type_names)
+                                   for i, p in enumerate(d.params))
+                except (SubmissionError, _AskCompiler):
+                    continue   # reported if a launch names it (`bind`)
+                self.signatures[d.name] = KernelSignature(d.name, params, d.line)
+
+    def bind(self, launch: Launch, key_line: Callable[[str], int]) -> Launch:
+        """Check *launch*'s kernel; normalize a template instantiation's spelling. Kernels that
+        need the compiler are checked by `resolve`."""
+        where = f"launch {launch.index}"
+        m = _KERNEL_TEXT.fullmatch(launch.kernel)
+        name = m["name"] if m else launch.kernel
+        definition = self.definitions.get(name)
+        if definition is None:
+            defined = ", ".join(repr(k) for k in self.definitions) or "none found"
+            raise SubmissionError(f"kernel {launch.kernel!r} is not defined"
+                                  f"{did_you_mean(name, self.definitions)}; __global__ kernels in "
+                                  f"the source: {defined}", where=where, line=key_line("kernel"))
+        if m["args"] is None and definition.template:
+            raise SubmissionError(f"kernel {name!r} (line {definition.line}) is a template; name an "
+                                  f"instantiation, such as kernel = \"{name}<...>\"", where=where,
+                                  line=key_line("kernel"))
+        if m["args"] is not None and not definition.template:
+            raise SubmissionError(f"kernel {name!r} (line {definition.line}) is not a template; "
+                                  f'write kernel = "{name}"', where=where, line=key_line("kernel"))
+        kernel = name if m["args"] is None else f"{name}<{self._template_args(m['args'], where, key_line('kernel'))}>"
+        launch = dataclasses.replace(launch, kernel=kernel)
+        if kernel in self.signatures:
+            _check_arg_count(launch, self.signatures[kernel], key_line("args"))
+        elif not definition.template:
+            # An error the text shows needs no compiler: a reference, a pointer to a pointer.
+            for i, p in enumerate(definition.params):
+                try:
+                    _parse_param(p, i, name, definition.line, self.type_names)
+                except _AskCompiler:
+                    pass
+            self._pending.setdefault(kernel, (definition, []))[1].append(launch)
+        else:
+            self._pending.setdefault(kernel, (definition, []))[1].append(launch)
+        return launch
+
+    def _template_args(self, text: str, where: str, line: int) -> str:
+        """The template arguments, normalized; only names, integers, `::`, `*`, `&`, `-` and
+        nested `<>`: they are pasted into generated code, so nothing there may run or expand."""
+        pieces, depth = [], 0
+        for t in _TEMPLATE_TOKEN.finditer(text):
+            if t["bad"] or (t["word"] and (t["word"] in self.macros or t["word"].startswith("__mg_"))):
+                what = t["bad"] or t["word"]
+                why = "a macro of the source" if t["word"] in self.macros else "not allowed here"
+                raise SubmissionError(f"template argument list <{text}> holds {what!r} ({why}); "
+                                      "template arguments are types, integers and names",
+                                      where=where, line=line)
+            token = t.group().strip()
+            depth += {"<": 1, ">": -1}.get(token, 0)
+            if depth < 0:
+                break
+            if token == ",":
+                pieces.append(", ")
+            elif pieces and (t["word"] or t["num"]) and pieces[-1][-1:].isalnum():
+                pieces.append(" " + token)
+            else:
+                pieces.append(token)
+        if depth != 0 or not "".join(pieces).strip(", "):
+            raise SubmissionError(f"template argument list <{text}> is empty or unbalanced",
+                                  where=where, line=line)
+        return "".join(pieces)
+
+    def resolve(self) -> None:
+        """Ask the compiler for the signatures `bind` left open, and check the launches."""
+        if not self._pending:
+            return
+        kernels = list(self._pending)
+        for kernel, types in zip(kernels, kernel_types(self.source, kernels)):
+            definition, launches = self._pending[kernel]
+            where, line = f"launch {launches[0].index}", launches[0].line
+            if isinstance(types, str):
+                raise SubmissionError(f"the compiler cannot name kernel {kernel!r}: {types}",
+                                      where=where, line=line)
+            if len(types) != len(definition.params):
+                raise SubmissionError(f"kernel {kernel!r} has {len(types)} parameters as compiled "
+                                      f"but {len(definition.params)} as written (a parameter "
+                                      "pack?); mutagym binds parameters one by one",
+                                      where=where, line=line)
+            params = tuple(_parse_param(p, i, kernel, definition.line, frozenset(), resolved=t)
+                           for i, (p, t) in enumerate(zip(definition.params, types)))
+            self.signatures[kernel] = KernelSignature(kernel, params, definition.line)
+            for launch in launches:
+                _check_arg_count(launch, self.signatures[kernel], launch.line)
+
+
+def _check_arg_count(launch: Launch, signature: KernelSignature, line: int) -> None:
+    if len(launch.args) != len(signature.params):
+        raise SubmissionError(f"kernel {launch.kernel!r} takes {len(signature.params)} parameters "
+                              f"but args lists {len(launch.args)}: {signature}",
+                              where=f"launch {launch.index}", line=line)
 
 
 class _Spans:
@@ -785,32 +1066,64 @@ def _closing_brackets(code: str) -> dict[int, int]:
     return closing
 
 
-def _split_commas(text: str) -> list[str]:
-    """Split a parameter list at the commas outside brackets."""
-    parts, depth, last = [], 0, 0
-    for i, c in enumerate(text):
-        if c in "([<":
-            depth += 1
-        elif c in ")]>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[last:i])
-            last = i + 1
-    parts.append(text[last:])
-    return parts
+class _AskCompiler(Exception):
+    """A parameter's type is a name only the compiler can resolve (an alias, a macro, a
+    template parameter, or one the source redefines)."""
 
 
-def _parse_param(text: str, index: int, kernel: str, line: int) -> Param:
-    """Read one parameter declaration (`const float* __restrict__ x`) into a `Param`."""
+_BINDABLE = ("use float, double, __half, __nv_bfloat16, bool, (unsigned) char/short/int/long long, "
+             "the <stdint.h> types or a CUDA vector type such as float4")
+
+
+def _parse_param(text: str, index: int, kernel: str, line: int, type_names: frozenset[str] | set[str],
+                 resolved: str | None = None) -> Param:
+    """Read one parameter declaration (`const float* __restrict__ x`) into a `Param`. Its type
+    comes from the text, or from *resolved* (the compiler's spelling of it) when given; raise
+    `_AskCompiler` when the text names a type that only the compiler can resolve (not in
+    `CTYPES`, or one of *type_names*, the names the source itself declares)."""
     shown = " ".join(text.split())
 
     def fail(message: str) -> NoReturn:
         raise SubmissionError(f"parameter {index} ({shown!r}) {message}", line=line,
                               where=f"kernel {kernel!r}")
 
+    words, pointer, const = _read_type(text.split("=", 1)[0], fail)
+    if len(words) < 2 or words[-1] in _C_TYPE_WORDS:
+        fail("has no name; name every kernel parameter")
+    if pointer > 1:
+        fail("is a pointer to a pointer; pass each buffer as its own parameter")
+    name, declared = words[-1], _normalize_ctype(words[:-1]) + "*" * pointer
+    if resolved is not None:
+        words, pointer, const = _read_type(resolved, lambda message: fail(
+            f"has type {declared!r}, which the compiler resolves to {resolved!r}; mutagym cannot "
+            f"bind it ({message.removeprefix('cannot be parsed: ')}); {_BINDABLE}"))
+        if pointer > 1:
+            fail(f"has type {declared!r}, which the compiler resolves to {resolved!r}: a pointer "
+                 "to a pointer; pass each buffer as its own parameter")
+        ctype = _normalize_ctype(words)
+        if ctype not in CTYPES:
+            if ctype + "*" * pointer == declared:
+                fail(f"has type {declared!r}, which mutagym cannot bind; {_BINDABLE}")
+            fail(f"has type {declared!r}, which the compiler resolves to {resolved!r}; mutagym "
+                 f"cannot bind it; {_BINDABLE}")
+    else:
+        ctype = _normalize_ctype(words[:-1])
+        own_names = type_names.intersection(words[:-1])
+        if own_names or (ctype not in CTYPES and not set(words[:-1]) <= _C_TYPE_WORDS):
+            raise _AskCompiler(ctype)
+        if ctype not in CTYPES:
+            fail(f"has type {declared!r}, which mutagym cannot bind; {_BINDABLE}")
+    dtype, width = CTYPES[ctype]
+    return Param(name=name, ctype=ctype, dtype=dtype, pointer=pointer == 1,
+                 const=const and pointer == 1, vector_width=width)
+
+
+def _read_type(text: str, fail: Callable[[str], NoReturn]) -> tuple[list[str], int, bool]:
+    """The words of a declaration (type words, then the name if any), its pointer depth and
+    whether the pointee is const (`float const*` and `const float*` alike)."""
     words: list[str] = []
     pointer, const, in_brackets = 0, False, False
-    for tok in re.findall(r"[A-Za-z_]\w*|::|&&|\S", text.split("=", 1)[0]):
+    for tok in re.findall(r"[A-Za-z_]\w*|::|&&|\S", text):
         if in_brackets:  # `float x[]` and `float x[4]` are pointers
             in_brackets = tok != "]"
         elif tok == "[":
@@ -829,18 +1142,7 @@ def _parse_param(text: str, index: int, kernel: str, line: int) -> Param:
             words.append(tok)
         else:
             fail(f"cannot be parsed: unexpected {tok!r}")
-    if len(words) < 2 or words[-1] in _INTEGER_WORDS | {"float", "double", "bool", "void"}:
-        fail("has no name; name every kernel parameter")
-    if pointer > 1:
-        fail("is a pointer to a pointer; pass each buffer as its own parameter")
-    name, ctype = words[-1], _normalize_ctype(words[:-1])
-    if ctype not in CTYPES:
-        fail(f"has type {ctype + '*' * pointer!r}, which mutagym cannot bind; use float, double, "
-             "__half, __nv_bfloat16, bool, (unsigned) char/short/int/long long, the <stdint.h> "
-             "types or a CUDA vector type such as float4")
-    dtype, width = CTYPES[ctype]
-    return Param(name=name, ctype=ctype, dtype=dtype, pointer=pointer == 1,
-                 const=const and pointer == 1, vector_width=width)
+    return words, pointer, const
 
 
 def _normalize_ctype(words: list[str]) -> str:

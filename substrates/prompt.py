@@ -13,19 +13,28 @@ FORMAT = """\
 Submit one text: CUDA C++ device code led by a TOML block in a comment that says how to launch it.
 
 /* mutagym
+# inout = ["x"]                 # optional, before the tables: the kernel updates x in place; the
+                                # output of x's shape and dtype starts as a copy of x, "x" names it
 [[launch]]                      # one table per kernel launch, run in order
-kernel = "my_kernel"            # an extern "C" __global__ function below
+kernel = "my_kernel"            # a __global__ function below; a template's: "my_kernel<256, float>"
 grid = ["ceil_div(n, 256)"]     # 1-3 expressions over dims and scalars: + - * // % ceil_div min max
 block = [256]                   # at most 1024 threads
 shared_bytes = 0                # dynamic shared memory (extern __shared__), at most 49152
-args = ["x", "out", "n"]        # inputs, outputs, scratch buffers, dims, scalars in parameter order
+args = ["x", "out", "n"]        # in parameter order: inputs, outputs, scratch buffers, dims,
+                                # scalars, "x + n // 2" (a pointer past x's start, in elements),
+                                # NULL, or an integer expression ("n // 4")
+# fill = {partial = 0}          # optional: an output or scratch buffer holds this value in every
+                                # element before the launch (and before any launch passes it)
 
 # [[scratch]]                   # optional device buffers (poisoned unless init = "zero")
 # name = "partial"
-# dtype = "float32"
+# dtype = "float32"             # float16/32/64, bfloat16, int8..int64, uint8..uint64
 # size = "rows * 8"
 */
-extern "C" __global__ void my_kernel(const float* x, float* out, int n) { ... }
+__global__ void my_kernel(const float* x, float* out, int n) { ... }
+
+Parameter types may be typedefs, `using` aliases, macros or template parameters that resolve to
+float, double, __half, __nv_bfloat16, bool, the integer types or CUDA vector types (float4, ...).
 
 Dims arrive as int, float scalars as float. Allowed headers: cuda_fp16.h, cuda_bf16.h, stdint.h,
 math.h. No host code, inline asm, heap allocation or system calls. Outputs start as NaN: write every

@@ -209,8 +209,8 @@ class TestArgBinding:
         source = one_kernel("float* x, int n", ["n", "n"])
         with launch_error(r"^line 2, args\[0\]: arg 'n' of launch 0 is dim "
                           r"'n' = 4 but parameter 'x' of kernel 'k' is a "
-                          r"pointer float\*; pointers take inputs, outputs or "
-                          r"scratch buffers$"):
+                          r"pointer float\*; pointers take inputs, outputs, "
+                          r"scratch buffers, 'buffer \+ elements' or NULL$"):
             resolve(source, dims={"n": 4})
 
     def test_scalar_for_a_pointer_parameter(self):

@@ -11,6 +11,7 @@ import pytest
 
 from mutagym.runtime.errors import LaunchError, SubmissionError
 from mutagym.runtime.expressions import parse_expression
+from mutagym.runtime.headers import ALLOWED_HEADERS
 from mutagym.runtime.submission import (
     MAX_SUBMISSION_BYTES,
     Param,
@@ -268,7 +269,7 @@ class TestLaunchBlock:
     def test_unknown_top_level_key(self):
         text = submission('lanch = 1\n' + RELU_TOML)
         refused(text, r"^line 2, mutagym block: unknown key 'lanch' \(did you mean 'launch'\?\); "
-                      r"allowed keys: 'launch', 'scratch'$")
+                      r"allowed keys: 'launch', 'scratch', 'inout', 'constant'$")
 
     def test_no_launch(self):
         refused(submission('[[scratch]]\nname = "a"\ndtype = "int8"\nsize = 1'),
@@ -284,7 +285,8 @@ class TestLaunchBlock:
     def test_unknown_launch_key(self):
         text = submission(RELU_TOML.replace("grid =", "grd ="))
         err = refused(text, r"^line 4, launch 0: unknown key 'grd' \(did you mean 'grid'\?\); "
-                            r"allowed keys: 'kernel', 'grid', 'block', 'shared_bytes', 'args'$")
+                            r"allowed keys: 'kernel', 'grid', 'block', 'shared_bytes', 'args', "
+                            r"'fill'$")
         assert err.where == "launch 0"
 
     def test_missing_launch_key(self):
@@ -314,13 +316,18 @@ class TestLaunchBlock:
 
     def test_args_not_a_list(self):
         refused(submission(RELU_TOML.replace('["x", "out", "n"]', '"x"')),
-                r"^line 6, launch 0: 'args' must be a list of names, got 'x'$")
+                r"^line 6, launch 0: 'args' must be a list, got 'x'$")
 
-    @pytest.mark.parametrize("entry", ["1", '"n * 2"', '""'])
-    def test_args_entry_not_a_name(self, entry):
+    @pytest.mark.parametrize("entry, message", [
+        ("true", r"True is not an argument; args name inputs, outputs, scratch buffers, dims and "
+                 r"scalars, or are NULL, 'buffer \+ elements' or an integer expression$"),
+        ("1.5", r"1.5 is not an argument"),
+        ('""', r"cannot parse '': expression is empty"),
+        ('"x +"', r"cannot parse 'x \+'"),
+    ])
+    def test_args_entry_not_an_argument(self, entry, message):
         refused(submission(RELU_TOML.replace('"n"]', f"{entry}]")),
-                r"^line 6, launch 0: args\[2\] = .* is not a name; args name inputs, outputs, "
-                r"scratch buffers, dims and scalars$")
+                rf"^line 6, launch 0 args\[2\]: {message}")
 
     def test_scratch_unknown_key(self):
         toml = RELU_TOML + '\n[[scratch]]\nname = "t"\ndtype = "int8"\nsize = 1\nsise = 2'
@@ -353,13 +360,13 @@ class TestLaunchBlock:
 
 class TestStaticChecks:
     @pytest.mark.parametrize("directive", ['#include "/etc/passwd"', "#include </etc/passwd>",
-                                           '#include "cuda_runtime.h"', "#include <stdio.h>",
+                                           '#include "cuda_runtime.h"', "#include <stdlib.h>",
                                            '%:include "/etc/passwd"', "#include < cmath >",
                                            "#define H </etc/passwd>\n#include H"])
     def test_include_outside_the_allowlist(self, directive):
         text = submission(code=directive + "\n" + RELU_CODE)
-        err = refused(text, r"#include .* is not allowed; allowed headers: cuda_fp16.h, "
-                            r"cuda_bf16.h, stdint.h, math.h, cstdint, cmath$")
+        err = refused(text, r"#include .* is not allowed; allowed headers: "
+                            + re.escape(", ".join(ALLOWED_HEADERS)) + "$")
         assert err.line == line_of(text, "include")
 
     def test_include_etc_passwd_message(self):
@@ -564,16 +571,13 @@ extern "C" __global__ void none(void) {}
     def test_unknown_kernel(self):
         text = submission(RELU_TOML.replace('"relu"', '"rleu"'))
         refused(text, r"^line 3, launch 0: kernel 'rleu' is not defined \(did you mean 'relu'\?\); "
-                      r"""extern "C" __global__ kernels in the source: 'relu'$""")
+                      r"__global__ kernels in the source: 'relu'$")
 
-    def test_kernel_without_c_linkage(self):
-        text = submission(code=RELU_CODE.replace('extern "C" ', ""))
-        refused(text, r"""^line 3, launch 0: kernel 'relu' \(line 8\) is __global__ but not """
-                      r"""extern "C"; declare it as extern "C" __global__ void relu\(\.\.\.\)$""")
-
-    def test_extern_c_plus_plus_is_not_c(self):
-        text = submission(code=RELU_CODE.replace('extern "C"', 'extern "C++"'))
-        refused(text, r'is __global__ but not extern "C"')
+    @pytest.mark.parametrize("linkage", ["", 'extern "C++" '])
+    def test_kernel_of_cxx_linkage(self, linkage):
+        """C++ linkage is launched too: the backends find its mangled symbol."""
+        text = submission(code=RELU_CODE.replace('extern "C" ', linkage))
+        assert str(parse_submission(text).kernels["relu"]) == "relu(const float* x, float* out, int n)"
 
     def test_wrong_arg_count(self):
         text = submission(RELU_TOML.replace('"n"]', '"n", "extra"]'))
