@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .bounded import private_dir, run_bounded
 from .errors import SubmissionError
@@ -30,7 +31,7 @@ from .preprocessed import emulator_macros
 from .redact import redact_log
 from .toolchain import KERNEL_LIMITS, compiler, header_path, kernel_flags
 
-__all__ = ["kernel_types"]
+__all__ = ["ProbeError", "kernel_types", "split_top_level"]
 
 _SOURCE = "submission.cu"
 _PROBES = "mutagym-probe"
@@ -38,10 +39,18 @@ _ANSWER = re.compile(r"'__mg_show<void ?\((?P<params>.*)\)> __mg_probe_(?P<index
 _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<text>.*)$", re.M)
 
 
-def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | str]:
+class ProbeError(NamedTuple):
+    """Why g++ could not name a kernel's type: its first error, and the submission's line when
+    the error lies in the submission."""
+
+    message: str
+    line: int | None
+
+
+def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | ProbeError]:
     """For each expression of *kernels* (a kernel's name, or a template kernel's instantiation
     such as `sgemm<32, 32, 8>`), the canonical C++ spelling of each of its parameter types, in
-    order; or, where g++ cannot name the function, its first error as a string.
+    order; or, where g++ cannot name the function, a `ProbeError`.
 
     Raises SubmissionError when g++ hits one of its limits on the text.
     """
@@ -65,8 +74,8 @@ def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | str]:
               if m["file"] == _PROBES and "has incomplete type" not in m["text"]}
     first = next((m for m in _ERROR.finditer(log) if m["file"] == _SOURCE), None)
     if first is not None:   # g++ recovers from an error in the text with guesses: trust no answer
-        return [f"line {first['line']}: {first['text'].strip()}"] * len(kernels)
-    return [answers[i] if i in answers else errors.get(i, "g++ did not report its type")
+        return [ProbeError(first["text"].strip(), int(first["line"]))] * len(kernels)
+    return [answers[i] if i in answers else ProbeError(errors.get(i, "g++ did not report its type"), None)
             for i in range(len(kernels))]
 
 

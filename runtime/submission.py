@@ -28,7 +28,7 @@ from .errors import LaunchError, SubmissionError
 from .expressions import Expr, did_you_mean, parse_expression
 from .headers import ALLOWED_HEADERS
 from .preprocessed import check_preprocessed
-from .signature_probe import kernel_types, split_top_level
+from .signature_probe import ProbeError, kernel_types, split_top_level
 
 #: Largest accepted submission, in UTF-8 bytes.
 MAX_SUBMISSION_BYTES = 256 * 1024
@@ -52,7 +52,7 @@ _SCALAR_CTYPES = {
     "int": "int32", "int32_t": "int32", "unsigned int": "uint32", "uint32_t": "uint32",
     "long": "int64", "long long": "int64", "int64_t": "int64",
     "unsigned long": "uint64", "unsigned long long": "uint64", "uint64_t": "uint64",
-    "size_t": "uint64",
+    "size_t": "uint64", "uint": "uint32", "ushort": "uint16", "ulong": "uint64",
     "short": "int16", "int16_t": "int16", "unsigned short": "uint16", "uint16_t": "uint16",
     "char": "int8", "signed char": "int8", "int8_t": "int8",
     "unsigned char": "uint8", "uint8_t": "uint8", "bool": "bool",
@@ -1010,9 +1010,10 @@ class _KernelTable:
         for kernel, types in zip(kernels, kernel_types(self.source, kernels)):
             definition, launches = self._pending[kernel]
             where, line = f"launch {launches[0].index}", launches[0].line
-            if isinstance(types, str):
-                raise SubmissionError(f"the compiler cannot name kernel {kernel!r}: {types}",
-                                      where=where, line=line)
+            if isinstance(types, ProbeError):
+                raise SubmissionError(f"the compiler cannot name kernel {kernel!r}: {types.message}",
+                                      where=where if types.line is None else None,
+                                      line=line if types.line is None else types.line)
             if len(types) != len(definition.params):
                 raise SubmissionError(f"kernel {kernel!r} has {len(types)} parameters as compiled "
                                       f"but {len(definition.params)} as written (a parameter "

@@ -487,7 +487,14 @@ class TestAliasedTypes:
     def test_undeclared_type(self):
         code = "__global__ void k(const floatX* p) {}\n"
         refused(block_of(code, launch=[{"kernel": "k", "grid": [1], "block": [1], "args": ["p"]}]),
-                r"^line 2, launch 0: the compiler cannot name kernel 'k': .*floatX")
+                r"^line 8: the compiler cannot name kernel 'k': 'floatX' does not name a type")
+
+    def test_glibc_short_names(self):
+        """`uint`, `ushort` and `ulong` mean what CUDA's host headers make them."""
+        code = "__global__ void k(uint a, ushort b, ulong c) {}\n"
+        sub = parse_submission(block_of(code, launch=[{"kernel": "k", "grid": [1], "block": [1],
+                                                       "args": ["a", "b", "c"]}]))
+        assert [p.dtype for p in sub.kernels["k"].params] == ["uint32", "uint16", "uint64"]
 
     def test_unlaunched_kernels_are_not_bound(self):
         """A helper kernel nobody launches may take what it likes."""
@@ -606,6 +613,14 @@ class TestConstant:
         p = plan(source, w=np.ones(5, np.float32))
         assert [(c.symbol, c.input, c.nbytes) for c in p.constants] == [("c_w", "w", 20)]
         assert nvrtc_compile(source, names=("c_w",)).lowered == {"c_w": "c_w"}
+
+    def test_the_emulator_refuses_it_until_its_runner_copies_it(self):
+        source = block_of(self.CODE, constant={"c_w": "w"},
+                          launch=[{"kernel": "k", "grid": [1], "block": [1], "args": ["x", "out", "n"]}])
+        case = RunCase({"x": np.ones(4, np.float32), "w": np.ones(4, np.float32)},
+                       {"out": ((4,), "float32")}, {"n": 4})
+        with pytest.raises(LaunchError, match=r"constant 'c_w' = 'w': the CPU emulator does not copy"):
+            compiled(source).run_batch([case])
 
     def test_undeclared_symbol(self):
         refused(block_of(self.CODE, constant={"c_v": "w"},
