@@ -1,11 +1,16 @@
-"""The harden report: `report.md` with the checker table, per-family escape, the hardened suites,
-and three PNG plots (matplotlib, Agg backend).
+"""The harden report: `report.md` with the mutant counts from pool to witnessed, the checker
+table, per-family escape, the hardened suites, and four PNG plots (matplotlib, Agg backend).
 
 | plot | what |
 | --- | --- |
-| `heatmap.png` | per problem, mutants (rows, grouped by family) x valid inputs (columns): survived / killed / fault |
-| `escape_by_family.png` | escape rate (1 - detection) of the witnessed mutants by family, one bar per checker |
+| `heatmap.png` | per problem, mutants (rows, grouped by family) x valid inputs (columns): survived / killed / fault / not run |
+| `escape_by_family.png` | escape rate (1 - detection) of the witnessed mutants by family, one bar per checker, each labelled escaped/witnessed |
 | `blind_band.png` | largest undetectable relative error against reduction size |
+| `time_by_stage.png` | wall time of each stage of `harden` |
+
+Each plot is drawn by a `*_figure` function that returns the matplotlib figure, so what a plot
+shows can be read back from its artists (the tests do); a legend names only what is drawn, and a
+bar of height 0 still carries its label and a marker on the axis.
 
 Blind band, as measured here (the paper's "largest undetectable relative error against
 reduction size"): errors are taken relative to the output's scale, mean |reference|. The
@@ -34,11 +39,14 @@ from .judging import OK, WRONG, shared_cache
 from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed, summarize_shapes
 from .suites import bootstrap_interval, detection_rate
 
-__all__ = ["GATE_ROW", "blind_band", "gate_score", "plot_blind_band", "plot_escape_by_family", "plot_heatmap",
-           "write_report"]
+__all__ = ["GATE_ROW", "HEATMAP_CELLS", "blind_band", "blind_band_figure", "escape_figure", "gate_score",
+           "heatmap_figure", "mutant_counts", "stage_time_figure", "write_report"]
 
 #: The checker table's name for the reward gate's row.
 GATE_ROW = "gate"
+#: The heatmap's cell values: (value, what the cell says, colour).
+HEATMAP_CELLS = ((-1, "not run", "#ffffff"), (0, "survived (every schedule)", "#bdbdbd"),
+                 (1, "killed (wrong output)", "#2b8cbe"), (2, "fault (crash, race, timeout, ...)", "#e34a33"))
 
 
 def _plt():
@@ -48,20 +56,28 @@ def _plt():
     return plt
 
 
-def plot_heatmap(km: KillMatrix, path: Path, problems: list[str] | None = None,
-                 max_mutants: int = 120) -> Path:
-    """Per problem, mutants x valid inputs: 0 survived (every schedule), 1 killed, 2 fault."""
+def _save(fig, path: Path) -> Path:
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    _plt().close(fig)
+    return path
+
+
+def heatmap_figure(km: KillMatrix, problems: list[str] | None = None, max_mutants: int = 120):
+    """Per problem, mutants x valid inputs, cells as `HEATMAP_CELLS`; the legend names only the
+    kinds of cell that occur, with their counts."""
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
     plt = _plt()
     problems = problems or km.problems
     fig, axes = plt.subplots(1, len(problems), figsize=(5 * len(problems), 6), squeeze=False)
-    cmap = ListedColormap(["#d9d9d9", "#2b8cbe", "#e34a33"])
+    cmap = ListedColormap([colour for _, _, colour in HEATMAP_CELLS])
+    seen: dict[int, int] = {}
     for ax, p in zip(axes[0], problems):
         muts = sorted((m for m in km.mutants if m["problem"] == p), key=lambda m: (m["family"], m["mutant_id"]))
         muts = muts[:max_mutants]
         ids = km.valid_inputs.get(p, [])
         col = {x: j for j, x in enumerate(ids)}
-        M = np.zeros((len(muts), max(len(ids), 1)))
+        M = np.full((len(muts), max(len(ids), 1)), -1)
         for i, m in enumerate(muts):
             for r in km.outcomes_of.get(m["mutant_id"], ()):
                 j = col.get(r["input_id"])
@@ -69,41 +85,57 @@ def plot_heatmap(km: KillMatrix, path: Path, problems: list[str] | None = None,
                     continue
                 v = 2 if r["outcome"] in FAULT_OUTCOMES else (1 if r["outcome"] == WRONG else 0)
                 M[i, j] = max(M[i, j], v)
-        ax.imshow(M, aspect="auto", cmap=cmap, vmin=0, vmax=2, interpolation="nearest")
-        ax.set_title(f"{p}: {len(muts)} mutants x {len(ids)} inputs")
+        values, counts = np.unique(M[:, :len(ids)], return_counts=True)
+        for v, c in zip(values.tolist(), counts.tolist()):
+            seen[v] = seen.get(v, 0) + c
+        ax.imshow(M, aspect="auto", cmap=cmap, vmin=-1.5, vmax=2.5, interpolation="nearest")
+        ax.set_title(f"{p}: {len(muts)} mutants x {len(ids)} valid inputs", fontsize=9)
         ax.set_xticks(range(len(ids)))
         ax.set_xticklabels([":".join(x.split(":")[1:3]) for x in ids], rotation=90, fontsize=5)
         fams = [m["family"] for m in muts]
         ticks = [i for i in range(len(fams)) if i == 0 or fams[i] != fams[i - 1]]
         ax.set_yticks(ticks)
         ax.set_yticklabels([fams[i] for i in ticks], fontsize=7)
-    fig.suptitle("kill matrix (grey survived, blue killed, red fault)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    handles = [Patch(facecolor=colour, edgecolor="black", linewidth=0.5, label=f"{what}: {seen[v]} cells")
+               for v, what, colour in HEATMAP_CELLS if v in seen]
+    fig.suptitle("kill matrix: each cell is one mutant on one valid input")
+    if handles:
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
 
 
-def plot_escape_by_family(scores: Mapping[str, Any], path: Path) -> Path:
-    """Grouped bars: escape rate per family, one bar per checker."""
+def escape_figure(scores: Mapping[str, Any]):
+    """Grouped bars: escape rate per family, one bar per checker, each labelled `escaped/witnessed`;
+    a 0 % bar keeps its label and gets a marker on the axis. A family a checker has no witnessed
+    mutant of gets no bar."""
     plt = _plt()
-    families = sorted({f for s in scores.values() for f in s.report.per_family})
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(families) + 2), 4))
+    families = sorted({f for s in scores.values() for f, r in s.report.per_family.items() if r.total})
+    fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(families) + 2), 4.8))
     width = 0.8 / max(len(scores), 1)
-    x = np.arange(len(families))
     for k, (name, s) in enumerate(scores.items()):
-        vals = [1 - s.report.per_family[f].rate if f in s.report.per_family else 0.0 for f in families]
-        ax.bar(x + k * width - 0.4 + width / 2, vals, width, label=name)
-    ax.set_xticks(x)
+        rates = [(j, s.report.per_family[f]) for j, f in enumerate(families)
+                 if f in s.report.per_family and s.report.per_family[f].total]
+        if not rates:                    # nothing to draw: no legend entry either
+            continue
+        xs = [j + k * width - 0.4 + width / 2 for j, _ in rates]
+        vals = [1 - r.rate for _, r in rates]
+        bars = ax.bar(xs, vals, width, label=name, color=f"C{k % 10}")
+        ax.bar_label(bars, labels=[f"{r.total - r.detected}/{r.total}" for _, r in rates],
+                     rotation=90, fontsize=6, padding=2)
+        zeros = [x for x, v in zip(xs, vals) if v == 0]
+        if zeros:
+            ax.plot(zeros, [0] * len(zeros), linestyle="none", marker="^", markersize=5,
+                    color=f"C{k % 10}", clip_on=False)
+    ax.set_xticks(range(len(families)))
     ax.set_xticklabels(families, rotation=20)
     ax.set_ylabel("escape rate (witnessed mutants accepted)")
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=7)
-    ax.set_title("escape by fault family")
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_title("escape by fault family (label: escaped/witnessed; a triangle marks 0)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def _ref_scale(input_id: str) -> float:
@@ -161,33 +193,54 @@ def blind_band(km: KillMatrix, *, tolerance_presets: bool = True) -> list[dict[s
     return rows
 
 
-def plot_blind_band(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Per problem: the tolerance band (line) and the measured survivors (markers), log-log."""
+def blind_band_figure(rows: list[dict[str, Any]]):
+    """Per problem: the tolerance band (a line across reduction sizes, a dash where the problem has
+    one size) and the measured survivors (dots), log-log; the dotted line at 1 is where an
+    all-zeros output passes."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for k, p in enumerate(sorted({r["problem"] for r in rows})):
+    problems = sorted({r["problem"] for r in rows})
+    fig, ax = plt.subplots(figsize=(7.5 + 2.2 * math.ceil(len(problems) / 16), 4.5))
+    for k, p in enumerate(problems):
         color = f"C{k % 10}"
         pts = sorted((r["reduction"], r["tolerance_band"]) for r in rows if r["problem"] == p
-                     and math.isfinite(r["tolerance_band"]))
-        ax.plot([a for a, _ in pts], [b for _, b in pts], "-", color=color, alpha=0.6,
-                label=f"{p}: tolerance band (U[0,1))")
+                     and math.isfinite(r["tolerance_band"]) and r["tolerance_band"] > 0)
+        if len({a for a, _ in pts}) > 1:
+            ax.plot([a for a, _ in pts], [b for _, b in pts], "-", color=color, alpha=0.7,
+                    label=f"{p}: tolerance band (U[0,1))")
+        elif pts:
+            ax.plot([a for a, _ in pts], [b for _, b in pts], linestyle="none", marker="_", markersize=14,
+                    markeredgewidth=2, color=color, label=f"{p}: tolerance band (U[0,1))")
         meas = sorted((r["reduction"], r["measured"]) for r in rows if r["problem"] == p
                       and r["measured"] is not None and math.isfinite(r["measured"]) and r["measured"] > 0)
         if meas:
-            ax.plot([a for a, _ in meas], [b for _, b in meas], "o", color=color,
+            ax.plot([a for a, _ in meas], [b for _, b in meas], linestyle="none", marker="o", color=color,
                     label=f"{p}: surviving mutants")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax.axhline(1.0, color="grey", lw=0.8, ls=":", label="1: an all-zeros output passes above")
     ax.set_xlabel("reduction size (elements reduced per output; 1 = elementwise)")
     ax.set_ylabel("undetected error / mean |reference|")
     ax.set_title("blind band at the problem tolerance")
-    if rows:
-        ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1), ncol=math.ceil(len(problems) / 16) or 1)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def stage_time_figure(stage_seconds: Mapping[str, float]):
+    """One horizontal bar per stage of `harden`, in run order, labelled with its seconds."""
+    plt = _plt()
+    names = list(stage_seconds)
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(names) + 1.2))
+    bars = ax.barh(range(len(names)), [stage_seconds[n] for n in names], color="C0")
+    ax.bar_label(bars, labels=[f"{stage_seconds[n]:.1f} s" for n in names], padding=3, fontsize=8)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("wall time (s)")
+    ax.set_xlim(0, max([*stage_seconds.values(), 1.0]) * 1.25)
+    ax.set_title(f"time by stage ({sum(stage_seconds.values()):.0f} s in all)")
+    fig.tight_layout()
+    return fig
 
 
 def gate_score(hardened: CheckerScore, km: KillMatrix, problems: list[str], *, n_boot: int = 2000,
@@ -238,22 +291,74 @@ def _gate_row(gate: CheckerScore, summary: Any) -> dict[str, Any]:
             "median_inputs": float(np.median(counts)) if counts else math.nan, "missing_inputs": 0}
 
 
+#: Where `harden` keeps the mutant pool table (`mutants.pool`), under its output folder.
+POOL_TABLE = Path("pool") / "mutants.parquet"
+
+#: The steps from the rules to a detection rate's denominator: (count key, what it means).
+MUTANT_STEPS = (
+    ("generated", "a substrate with one rule applied at one site (identical sources counted once)"),
+    ("uncompilable", "NVRTC or the CPU emulator refuses to build it: no policy could submit it"),
+    ("quarantined", "it builds, but crashes, faults, hangs, raises a sync error or cannot launch on the "
+                    "official inputs (`uniform01`, official shape, seed 0, ascending order): every checker "
+                    "rejects it, so it measures none and is left out"),
+    ("kill matrix", "the rest: run on every valid input (one every correct kernel passes) in every "
+                    "thread order of the matrix"),
+    ("witnessed", "some valid input kills it (a wrong output or a fault): only witnessed mutants enter "
+                  "a detection rate"),
+    ("not witnessed", "no valid input kills it: an equivalent mutant, or a fault none of the inputs "
+                      "reaches; in no denominator"),
+)
+
+
+def mutant_counts(km: KillMatrix, problems: list[str], pool_table: Path | None = None) -> dict[str, int | None]:
+    """The mutants of `problems` at each of `MUTANT_STEPS`: the first three from the pool table
+    (None without one), the rest from the kill matrix."""
+    counts: dict[str, int | None] = dict.fromkeys(("generated", "uncompilable", "quarantined"))
+    if pool_table is not None and pool_table.is_file():
+        import pyarrow.parquet as pq
+        keep = set(problems)
+        statuses = [r["status"] for r in pq.read_table(pool_table, columns=["problem", "status"]).to_pylist()
+                    if r["problem"] in keep]
+        counts.update(generated=len(statuses), uncompilable=statuses.count("uncompilable"),
+                      quarantined=statuses.count("quarantined"))
+    ran = sum(m["problem"] in problems for m in km.mutants)
+    witnessed = len(km.witnessed(problems))
+    counts.update({"kill matrix": ran, "witnessed": witnessed, "not witnessed": ran - witnessed})
+    return counts
+
+
 def write_report(summary: Any, km: KillMatrix) -> Path:
     """Write `<summary.out>/report.md` and its PNGs; returns the report's path."""
     out = Path(summary.out)
     out.mkdir(parents=True, exist_ok=True)
-    plot_heatmap(km, out / "heatmap.png", summary.problems)
-    plot_escape_by_family(summary.scores, out / "escape_by_family.png")
-    band = blind_band(km)
-    plot_blind_band(band, out / "blind_band.png")
     res = summary.result
+    hardened = summary.scores.get(res.checker.name)
+    gate = gate_score(hardened, km, summary.problems) if hardened is not None else None
+    scored = {**summary.scores, **({GATE_ROW: gate} if gate is not None else {})}
+    _save(heatmap_figure(km, summary.problems), out / "heatmap.png")
+    _save(escape_figure(scored), out / "escape_by_family.png")
+    band = blind_band(km)
+    _save(blind_band_figure(band), out / "blind_band.png")
+    _save(stage_time_figure(summary.stage_seconds), out / "time_by_stage.png")
+    counts = mutant_counts(km, summary.problems, out / POOL_TABLE)
     lines = [
         "# mutagym harden report", "",
         f"Problems: {', '.join(summary.problems)}. Kill matrix: `{summary.killmatrix}` "
         f"(hash {res.checker.provenance['killmatrix_hash'][:12]}), {len(km.mutants)} mutants, "
         f"{len(km.outcomes)} cells. Hardened checker: `{summary.checker_path}` "
         f"(`{res.checker.version_id}`), budget {res.checker.provenance['budget']} inputs per problem.", "",
-        "Time by stage (s): " + ", ".join(f"{k} {v:.1f}" for k, v in summary.stage_seconds.items()) + ".", "",
+        "## Mutants", "",
+        "From the rules to the denominator of every detection rate below"
+        + ("" if counts["generated"] is not None else
+           f" (no pool table at `{POOL_TABLE}`: the first three steps are not known here)") + ":", "",
+        "| step | mutants | what it means |", "| --- | ---: | --- |",
+        *(f"| {step} | {'-' if counts[step] is None else counts[step]} | {meaning} |" for step, meaning in MUTANT_STEPS),
+        "",
+        "## Time by stage", "",
+        "![time by stage](time_by_stage.png)", "",
+        "| stage | seconds |", "| --- | ---: |",
+        *(f"| {stage} | {seconds:.1f} |" for stage, seconds in summary.stage_seconds.items()),
+        "",
         "## Checkers", "",
         "Detection of the witnessed mutants (95 % bootstrap over problems), on the selection and "
         "held-out halves of the 50 % hash split, false rejects of correct kernels, and inputs per "
@@ -261,8 +366,6 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         "| checker | detection | 95 % CI | selection | held-out | false rejects | inputs/problem (median) | missing inputs |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    hardened = summary.scores.get(res.checker.name)
-    gate = gate_score(hardened, km, summary.problems) if hardened is not None else None
     for r in summary.rows() + ([_gate_row(gate, summary)] if gate is not None else []):
         fr = "-" if r["false_rejects"] is None else f"{r['false_rejects']}/{r['kernels_checked']}"
         lines.append(f"| {r['checker']} | {_pct(r['detection'])} ({r['detected']}/{r['witnessed']}) | "
@@ -287,13 +390,15 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
                       "shows them):", "", "| checker | problem | kernel | verdict |", "| --- | --- | --- | --- |"]
         lines += [f"| {n} | {f.problem} | {f.kernel} | {f.message[:200].replace('|', chr(92) + '|')} |"
                   for n, f in rejected]
-    lines += ["", "## Escape by family", "", "![escape by family](escape_by_family.png)", ""]
-    families = sorted({f for s in summary.scores.values() for f in s.report.per_family})
+    lines += ["", "## Escape by family", "", "![escape by family](escape_by_family.png)", "",
+              "Per family, the witnessed mutants a checker accepts: escaped/witnessed (the escape "
+              "rate); a family with few witnessed mutants makes a coarse rate.", ""]
+    families = sorted({f for s in scored.values() for f in s.report.per_family})
     lines.append("| checker | " + " | ".join(families) + " |")
     lines.append("| --- " * (len(families) + 1) + "|")
-    for name, s in {**summary.scores, **({GATE_ROW: gate} if gate is not None else {})}.items():
-        cells = [(f"{_pct(1 - s.report.per_family[f].rate)} of {s.report.per_family[f].total}"
-                  if f in s.report.per_family else "-") for f in families]
+    for name, s in scored.items():
+        cells = [(f"{r.total - r.detected}/{r.total} ({_pct(1 - r.rate)})"
+                  if (r := s.report.per_family.get(f)) is not None and r.total else "-") for f in families]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "## Hardened suites", "",
               "| problem | suite | method | witnessed | selection | held-out | tolerance (default) | legit need | note |",
@@ -338,7 +443,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
                      f"{'`' + b['input'] + '`' if b['input'] else '-'} |")
     lines += ["", "## Kill matrix", "", "![kill matrix heatmap](heatmap.png)", "",
               "Escaped mutants per checker (witnessed, accepted):", ""]
-    for name, s in {**summary.scores, **({GATE_ROW: gate} if gate is not None else {})}.items():
+    for name, s in scored.items():
         esc = s.escaped
         lines.append(f"- {name}: {len(esc)}" + (f" (e.g. {', '.join(f'`{m}`' for m in esc[:5])})" if esc else ""))
     missing = {n: s.missing_inputs for n, s in summary.scores.items() if s.missing_inputs}
