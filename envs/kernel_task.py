@@ -1,30 +1,8 @@
-"""`KernelTaskEnv`: write a CUDA kernel for a problem, get the hardened checker's reward.
+"""`KernelTaskEnv`: write a CUDA kernel for a problem, get the reward gate's reward.
 
 Registered on `import mutagym` as `mutagym/KernelTask-v0` (one turn) and
-`mutagym/KernelTaskMultiTurn-v0` (feedback turns, `max_turns=4`).
-
-* Observation: text, the task prompt (`mutagym prompt ID`), then after each turn of a multi-turn
-  episode the feedback: the category, the compile log or the outcome, and per failing input its
-  position, shape preset and error statistics. Never the hidden inputs, their generators or seeds.
-* Action: text, the submission (at most `MAX_SOURCE_CHARS` characters); both spaces use
-  `string.printable`. A longer or non-printable text is judged as a source error, not refused.
-* `reset(seed=..., options={"problem": id})` picks the problem (given, else drawn with the env's
-  seeded generator among `problems`).
-* `step(source)` judges the submission (`envs.judge.Judge`): parse, compile gate, checker, and the
-  prescreen on Ray in parallel. A one-turn episode ends with `terminated=True`; a multi-turn one
-  ends on acceptance (`terminated`) or after `max_turns` (`truncated`).
-* `info`: `Judgement.info()` (verdict, checker version, outcome, per-input summary, `prescreen`,
-  `infra_error`) plus `turn`; deterministic, no timings. `env.leakage` holds the running totals.
-
-Vectorised: `gym.vector.SyncVectorEnv([...])`, or `gym.vector.AsyncVectorEnv([...],
-shared_memory=False)` (Gymnasium's shared memory does not carry text observations). Each
-subprocess of an AsyncVectorEnv has its own judge: give `address=` (or set `RAY_ADDRESS`) so their
-prescreens share one cluster instead of starting one each.
-
->>> import gymnasium as gym, mutagym
->>> env = gym.make("mutagym/KernelTask-v0", problems=["relu"], prescreen=False)   # doctest: +SKIP
->>> obs, info = env.reset(seed=0)                                                 # doctest: +SKIP
->>> obs, reward, terminated, truncated, info = env.step(source)                   # doctest: +SKIP
+`mutagym/KernelTaskMultiTurn-v0` (feedback turns). The class docstring is the environment's
+manual; its examples run as tests (`tests/envs/test_kernel_task_manual.py`).
 """
 
 from __future__ import annotations
@@ -82,18 +60,164 @@ def _printable(text: str) -> str:
 
 
 class KernelTaskEnv(gym.Env):
-    """One kernel-writing task per episode, rewarded by a checker version (see module docstring).
+    """One kernel-writing task per episode: the policy reads a problem's prompt and answers with a
+    CUDA kernel; the reward gate (`envs.gate`) decides the reward.
 
-    Arguments:
-        problems: ids, a filter string or a predicate (`select_problems`); default: the catalog.
-        checker: a `CheckerVersion`, preset name or file; default: the committed hardened checker.
-        max_turns: 1 for one-turn episodes; more for feedback turns.
-        shaping: `RewardShaping` (default binary) or a dict of its fields.
-        backend: `auto`, `cpu` or `cuda` for the checker runs.
-        prescreen: run every kernel against the pool of record on Ray workers.
-        fresh_seeds: redraw the checker's suite at every evaluation (gated valid); `secret`
-            seeds the draws (default: random).
-        judge: share one `Judge` between environments (its options then win over the ones above).
+    ## Description
+
+    Each episode is one problem of the catalog (`mutagym problems`). The observation is the task
+    prompt (`mutagym prompt ID`): the problem, its fp64 reference, the submission format with an
+    example for another problem, and the contract the kernel is judged by (tolerances by stage,
+    shapes, value families, thread orders). The action is a submission: CUDA C++ device code led by
+    a `/* mutagym ... */` TOML block that says how to launch it. `step` judges it
+    (`envs.judge.Judge`): parse and static checks, NVRTC, then by default the reward gate: the
+    committed hardened suite, the pool of record, and fresh cases drawn at every evaluation, each in
+    three thread orders, stopping at the first failure. With `checker=`, that checker alone judges
+    (for audits and measurements).
+
+    ## Action Space
+
+    `gymnasium.spaces.Text(max_length=MAX_SOURCE_CHARS, charset=CHARSET)`: the submission, at most
+    65,536 characters of `string.printable`. A longer or non-printable text is not refused: it is
+    judged, as a `source_error`.
+
+    ## Observation Space
+
+    `gymnasium.spaces.Text(max_length=MAX_OBSERVATION_CHARS, charset=CHARSET)`:
+
+    | part | when | what |
+    | --- | --- | --- |
+    | prompt | always | the task text of `substrates.prompt.task_prompt` with the judge's contract |
+    | feedback | multi-turn, after each step | `## Feedback on submission k of n`: the category; the compile log, or per failing input its position, shape preset, outcome and error statistics |
+
+    Never the hidden inputs, their generators or their seeds. Past 32,768 characters the middle
+    is trimmed: the prompt and the newest feedback stay.
+
+    ## Rewards
+
+    Every outcome falls in one category; `shaping` (a `RewardShaping` or a dict of its fields)
+    sets each category's reward, binary by default:
+
+    | category | outcomes | default | e.g. shaped |
+    | --- | --- | --- | --- |
+    | `correct` | `ok`: every stage passed in every thread order | 1 | 1 |
+    | `wrong` | `wrong`: an output outside the stage's tolerance | 0 | 0 |
+    | `source_error` | the text fails the parser or a static check (too long, a header off the list, `asm`, no launch block) | 0 | -1 |
+    | `compile_error` | NVRTC or the CPU build refuses it, or hits a compiler limit | 0 | -0.5 |
+    | `runtime_fault` | `launch_error`, `memory_fault`, `sync_error`, `data_race`, `stateful_kernel`, `timeout`, `crash`, `forbidden_syscall` | 0 | -0.2 |
+    | `infra_error` | mutagym itself failed (`info["infra_error"]` is True) | the `wrong` value | trainers get None |
+
+    ## Starting State
+
+    `reset(seed=..., options={"problem": id})` starts on `id` (one of `problems`), else on a
+    problem drawn with the environment's seeded generator. The first observation is the prompt;
+    the reset `info` is `{"problem", "checker", "max_turns"}` (`checker`: the gate's version).
+
+    ## Episode End
+
+    1. Termination: a one-turn episode (`max_turns=1`) ends after its step, whatever the verdict.
+    2. Termination: a multi-turn episode ends when a submission is accepted.
+    3. Truncation: a multi-turn episode ends after `max_turns` submissions none of which was
+       accepted.
+
+    A `step` after the end raises `RuntimeError`; call `reset`.
+
+    ## Info
+
+    `step`'s `info` is `Judgement.info()` plus `turn`: deterministic, JSON-able, no timings.
+
+    | key | what |
+    | --- | --- |
+    | `verdict`, `accepted` | `"accept"` / `"reject"`, and the same as a bool |
+    | `reward`, `category`, `outcome` | as in the reward table |
+    | `checker` | version of the judge: `gate-<hash12>`, or the checker's `<name>-<hash12>` |
+    | `problem`, `turn` | the episode's problem; the step's number, from 1 |
+    | `message` | the first failure in words (a compile log line, the failing input's position) |
+    | `infra_error` | True only when mutagym failed, not the kernel |
+    | `inputs` | per input that ran: `index`, `generator`, `preset`, `passed`, `outcome`, `max_abs`, `max_rel`, `mismatch_ratio` (for the gate: the failing stage's, each with `stage`) |
+    | `gate` | None with a plain checker or before any run; else `version`, `accepted`, `stage` and `schedule` (where it failed, None if accepted), `failing` (`generator`, `shape`, `outcome`), `stages_run`, and `checker_alone` (`checker`, `accepted`, `false_accept`: the hardened checker by itself, in ascending order, would have paid a wrong kernel) |
+    | `prescreen` | with a plain checker and `prescreen=True`: the pool of record's `status`, `pool_size`, `pool_failures`, `pool_accepted`, `false_accept`, `false_reject`, `nearest_mutant` |
+
+    `env.leakage` holds running totals per judge version (`envs.judge.LeakageLedger`).
+
+    ## Arguments
+
+    >>> import gymnasium as gym, mutagym
+    >>> env = gym.make("mutagym/KernelTask-v0", problems="relu", prescreen=False)
+    >>> prompt, info = env.reset(seed=0)
+    >>> info["problem"], info["checker"].startswith("gate-"), info["max_turns"]
+    ('relu', True, 1)
+    >>> env.observation_space.contains(prompt), env.action_space.max_length
+    (True, 65536)
+    >>> obs, reward, terminated, truncated, info = env.step("not a kernel")
+    >>> reward, terminated, truncated, info["category"], info["turn"]
+    (0.0, True, False, 'source_error', 1)
+    >>> info["message"]
+    'line 1: no /* mutagym ... */ block found; a submission starts with a comment holding its [[launch]] tables'
+    >>> env.close()
+
+    | argument | type | default | description |
+    | --- | --- | --- | --- |
+    | `problems` | ids, a string of ids or globs (`"layernorm,soft*"`), or a predicate on `Problem` | None: the whole catalog | the problems episodes draw from (`select_problems`) |
+    | `checker` | `CheckerVersion`, preset name or file | None: the reward gate | judge with this checker alone instead of the gate |
+    | `max_turns` | int >= 1 | 1 (`KernelTaskMultiTurn-v0`: 4) | submissions per episode; more than 1 adds feedback |
+    | `shaping` | `RewardShaping` or dict | binary | the reward of each category |
+    | `backend` | `"auto"`, `"cpu"`, `"cuda"` | `"auto"` | where kernels run (auto: CuPy on a GPU, else the CPU emulator) |
+    | `prescreen` | bool | True | run the gate's pool and fresh stages on Ray workers (a local cluster is started on first use, about 30 s); with a plain checker, also judge every kernel against the pool of record for `info["prescreen"]`. False: everything runs in this process |
+    | `fresh_seeds` | bool | False | a plain checker's suite is redrawn at every evaluation besides its fixed inputs (the gate always draws fresh cases) |
+    | `secret` | int or str | None: random | seeds the fresh draws |
+    | `workers` | int | None: one per CPU | Ray workers of the prescreen |
+    | `address` | str | None: `$RAY_ADDRESS`, else a local cluster | an existing Ray cluster |
+    | `judge` | `Judge` | None | share one judge between environments (its options then win over the ones above) |
+    | `render_mode` | `"ansi"` or None | None | `render()` returns the observation text |
+
+    A plain checker, a multi-turn episode and shaped rewards: a wrong kernel and a faulting one
+    get feedback and their category's reward, then the correct one ends the episode.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> relu = load_problem("relu").kernel_sources()["substrate"]
+    >>> env = KernelTaskEnv("relu", checker="kernelbench", prescreen=False, max_turns=3,
+    ...                     shaping={"source_error": -1, "compile_error": -0.5, "runtime_fault": -0.2})
+    >>> _ = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(relu.replace("fmaxf(v, 0.0f)", "fmaxf(v, 0.0f) + 0.5f"))
+    >>> reward, terminated, truncated, info["category"], "## Feedback on submission 1 of 3" in obs
+    (0.0, False, False, 'wrong', True)
+    >>> obs, reward, terminated, truncated, info = env.step(relu.replace("n4 = n >> 2;", "n4 = (n >> 2) + 4096;"))
+    >>> reward, terminated, truncated, info["category"], info["outcome"]
+    (-0.2, False, False, 'runtime_fault', 'memory_fault')
+    >>> obs, reward, terminated, truncated, info = env.step(relu)
+    >>> reward, terminated, truncated, info["category"], sorted(info)
+    (1.0, True, False, 'correct', ['accepted', 'category', 'checker', 'gate', 'infra_error', 'inputs', 'message', 'outcome', 'prescreen', 'problem', 'reward', 'turn', 'verdict'])
+    >>> env.step(relu)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: step() after the episode ended: call env.reset()
+    >>> env.close()
+
+    Vectorised: `gym.vector.SyncVectorEnv([...])`, or `gym.vector.AsyncVectorEnv([...],
+    shared_memory=False)` (Gymnasium's shared memory does not carry text observations). Each
+    subprocess of an AsyncVectorEnv has its own judge: give `address=` (or set `RAY_ADDRESS`) so
+    their prescreens share one cluster instead of starting one each.
+
+    ## Version History
+
+    The ids have stayed `-v0`; what judged the reward changed under them. The judge's version is
+    in every `info["checker"]`, and the gate's first stage is the checker `configs/checkers/DEFAULT`
+    names:
+
+    >>> from mutagym.rewards.checker import default_checker
+    >>> default_checker().version_id
+    'hardened-1f8c9e0ebe3e'
+
+    | date | commit | judged by |
+    | --- | --- | --- |
+    | 2026-11-29 | 0126e06 | the `kernelbench-verified` preset, prescreened against the pool of record |
+    | 2026-11-29 | b3dd010 | `hardened-4ab828be3a8a`, the hardened checker built from the whole catalog |
+    | 2026-12-01 | b2994da | the reward gate (`gate-<hash12>`), first stage `hardened-4ab828be3a8a` |
+    | 2026-12-01 | e65faa7 | the reward gate, first stage `hardened-1f8c9e0ebe3e` (rebuilt with shape classes; 97.9 % of 4,238 witnessed mutants, 0 of 145 correct kernels rejected) |
+
+    A new committed checker changes the reward: it gets a row here (the example above fails
+    until it has one).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
