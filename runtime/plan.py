@@ -258,6 +258,9 @@ def _filled(fill, buffers: Mapping[str, BufferSpec], env: Mapping[str, int],
         raise LaunchError(f"fill names {fill.buffer!r}, which is not an output or a scratch "
                           f"buffer{did_you_mean(fill.buffer, known)}; inputs are read-only; "
                           f"writable buffers: {known}", where=where, line=fill.line)
+    if buffer.init == "copy":
+        raise LaunchError(f"fill names {fill.buffer!r}, the inout output that starts as a copy of "
+                          f"{buffer.source!r}; it cannot also start filled", where=where, line=fill.line)
     value = fill.value if fill.expr is None else _evaluate(fill.expr, env, scalars)
     try:
         pattern = _element_bytes(value, buffer.dtype)

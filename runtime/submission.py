@@ -983,24 +983,26 @@ class _KernelTable:
         for t in _TEMPLATE_TOKEN.finditer(text):
             if t["bad"] or (t["word"] and (t["word"] in self.macros or t["word"].startswith("__mg_"))):
                 what = t["bad"] or t["word"]
-                why = "a macro of the source" if t["word"] in self.macros else "not allowed here"
+                why = ("a macro of the source: write its value" if t["word"] in self.macros
+                       else "not allowed here")
                 raise SubmissionError(f"template argument list <{text}> holds {what!r} ({why}); "
                                       "template arguments are types, integers and names",
                                       where=where, line=line)
             token = t.group().strip()
             depth += {"<": 1, ">": -1}.get(token, 0)
             if depth < 0:
-                break
+                break   # reported below, with the other malformed lists
             if token == ",":
                 pieces.append(", ")
             elif pieces and (t["word"] or t["num"]) and pieces[-1][-1:].isalnum():
                 pieces.append(" " + token)
             else:
                 pieces.append(token)
-        if depth != 0 or not "".join(pieces).strip(", "):
-            raise SubmissionError(f"template argument list <{text}> is empty or unbalanced",
-                                  where=where, line=line)
-        return "".join(pieces)
+        normalized = "".join(pieces)
+        if depth != 0 or (normalized and not all(split_top_level(normalized))):
+            raise SubmissionError(f"template argument list <{text}> has unbalanced '<>' or an "
+                                  "empty argument", where=where, line=line)
+        return normalized
 
     def resolve(self) -> None:
         """Ask the compiler for the signatures `bind` left open, and check the launches."""

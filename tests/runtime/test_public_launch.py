@@ -447,9 +447,19 @@ __global__ void scale(const T* x, T* out, int n) {
     def test_arguments_that_could_inject_code(self, kernel, shown):
         refused(self.launch(kernel), rf"template argument list <.*> holds {shown} \(not allowed here\)")
 
+    @pytest.mark.parametrize("kernel", ["scale<256,, float>", "scale<256, float<>", "scale<256, >", "scale<256> <float>"])
+    def test_malformed_arguments(self, kernel):
+        refused(self.launch(kernel), r"template argument list <.*> has unbalanced '<>' or an empty argument$")
+
     def test_a_macro_in_the_arguments(self):
         source = self.launch("scale<WIDTH, float>").replace("template <int", "#define WIDTH 256\ntemplate <int")
-        refused(source, r"holds 'WIDTH' \(a macro of the source\)")
+        refused(source, r"holds 'WIDTH' \(a macro of the source: write its value\)")
+
+    def test_default_arguments(self):
+        source = self.launch("scale<>").replace("template <int BLOCK, typename T>",
+                                                "template <int BLOCK = 256, typename T = float>")
+        assert str(parse_submission(source).kernels["scale<>"]) == "scale<>(const float* x, float* out, int n)"
+        assert nvrtc_compile(source, names=("scale<>",)).lowered["scale<>"].startswith("_Z5scaleILi256EfEv")
 
     def test_instantiation_the_compiler_refuses(self):
         err = refused(self.launch("scale<256>"), r"^line 2, launch 0: the compiler cannot name kernel "
@@ -560,6 +570,11 @@ class TestInOut:
     def test_not_an_input(self):
         with pytest.raises(LaunchError, match=r"inout names 'y', which is not an input; inputs: \['x'\]"):
             plan(block_of(RELU, inout=["y"], launch=[relu_launch()]))
+
+    def test_inout_output_cannot_be_filled(self):
+        with pytest.raises(LaunchError, match=r"fill names 'out', the inout output that starts as a copy "
+                                              r"of 'x'; it cannot also start filled$"):
+            plan(block_of(RELU, inout=["x"], launch=[relu_launch(fill={"out": 0})]))
 
     def test_malformed(self):
         refused(block_of(RELU, inout="x", launch=[relu_launch()]),
