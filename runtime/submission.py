@@ -1,8 +1,12 @@
 """Parse a kernel submission: the `/* mutagym */` launch block, static checks and kernel signatures.
 
-A submission is one untrusted text (DESIGN.md, "Submission format"): CUDA C++ device code led by
-a TOML block in a comment that says how to launch it. `parse_submission` turns it into a
-`Submission` or raises a `SubmissionError` naming the line at fault, before anything compiles.
+A submission is one untrusted text (docs/launch-block.md): CUDA C++ device code led by a TOML
+block in a comment that says how to launch it. `parse_submission` turns it into a `Submission` or
+raises a `SubmissionError` naming the line at fault, before anything is built.
+
+Kernel signatures are read from the text where its words name the types (`const float* x`);
+where they do not (a typedef, a macro, a `using` alias, a template parameter), g++ is asked,
+once the static checks have passed the text (`signature_probe`).
 
 The static checks are the first of several walls (the sandboxed child process is the last): they
 refuse what no kernel needs (headers beyond the math and half-precision ones, inline assembly,
@@ -147,7 +151,8 @@ class Param:
 
 @dataclass(frozen=True)
 class KernelSignature:
-    """An `extern "C" __global__ void` kernel defined in the submission, at 1-based *line*."""
+    """A `__global__ void` kernel defined in the submission at 1-based *line*; *name* is the
+    launch's kernel (`relu`, or a template's instantiation `sgemm<32, 32, 8>`)."""
 
     name: str
     params: tuple[Param, ...]

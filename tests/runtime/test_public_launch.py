@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from mutagym.runtime import RunCase, SubmissionError
+from mutagym.runtime.buffers import DeviceMemory
+from mutagym.runtime.cuda_backend import CANARY_BYTES, _build_job, _host_image
 from mutagym.runtime.errors import LaunchError
 from mutagym.runtime.nvrtc import nvrtc_compile
 from mutagym.runtime.plan import resolve_plan
@@ -616,6 +618,37 @@ class TestFill:
     @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
     def test_every_integer_width(self, dtype):
         assert plan(self.source({"t": 7}, dtype=dtype)).buffers[-1].dtype == dtype
+
+
+class TestBothBackendsStartAlike:
+    """The `cuda` backend's job (built without a GPU) starts every buffer with the bytes the
+    emulator's device memory holds: inout copies, fills, zeros and poison alike."""
+
+    @pytest.mark.parametrize("entry", [e for e in PUBLIC if "inout" in e.id or "fill" in e.id],
+                             ids=lambda e: e.id)
+    def test_initial_bytes(self, entry: Public):
+        sub = parse_submission(entry.source)
+        case = entry.cases()[-1]
+        p = resolve_plan(sub, case.inputs, case.outputs, case.dims, case.scalars)
+        job = _build_job(p, case, "key", "ptx", b"", {"k": "k"})
+        memory = DeviceMemory([p], [case.inputs])
+        try:
+            for buf in job.buffers:
+                placed = memory.placements[0][buf.name]
+                want = bytes(memory.map[placed.offset:placed.offset + placed.nbytes])
+                assert _host_image(buf)[CANARY_BYTES:CANARY_BYTES + buf.nbytes].tobytes() == want, buf.name
+        finally:
+            memory.close()
+        assert job.symbols == (("k", "k"),)
+
+    def test_constant_bytes_travel_with_the_job(self):
+        source = block_of(TestConstant.CODE, constant={"c_w": "w"},
+                          launch=[{"kernel": "k", "grid": [1], "block": [1], "args": ["x", "out", "n"]}])
+        case = RunCase({"x": np.ones(4, np.float32), "w": np.arange(3, dtype=np.float32)},
+                       {"out": ((4,), "float32")}, {"n": 4})
+        p = resolve_plan(parse_submission(source), case.inputs, case.outputs, case.dims, {})
+        job = _build_job(p, case, "key", "ptx", b"", {"k": "k", "c_w": "c_w"})
+        assert job.constants == (("c_w", np.arange(3, dtype=np.float32).tobytes()),)
 
 
 class TestConstant:
