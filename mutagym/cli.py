@@ -114,8 +114,9 @@ def _shape_presets(text: str | None, problems: Sequence[str], where: str) -> tup
 def _shape(value: str, problem, where: str) -> str:
     """A preset of `problem`, or `@<class>` for a shape class of `rewards.shapes`."""
     if value.startswith("@"):
-        from .rewards.shapes import SHAPE_CLASSES
-        return _known(value, [f"@{c}" for c in SHAPE_CLASSES], "shape class", where)
+        from .rewards.shapes import SHAPE_CLASSES, shape_classes
+        _known(value, [f"@{c}" for c in SHAPE_CLASSES], "shape class", where)
+        return _known(value, [f"@{c}" for c in shape_classes(problem)], f"shape class of {problem.id}", where)
     return _known(value, problem.preset_names, f"shape preset of {problem.id}", where,
                   f"presets: {', '.join(problem.preset_names)}; or @CLASS for a shape class")
 
@@ -518,8 +519,7 @@ def cmd_eval(args) -> int:
     from .envs.judge import Judge
     problem = _problem(args.problem, "--problem")
     sources = [_text(path, "FILE") for path in args.files]
-    if args.checker is not None:
-        _checker(args.checker, "--checker")
+    checker = _checker(args.checker, "--checker") if args.checker is not None else None
     if args.pool and args.killmatrix:
         raise UsageError("--pool and --killmatrix name the same thing (the pool of record): give one")
     pool = args.pool or args.killmatrix
@@ -527,13 +527,13 @@ def cmd_eval(args) -> int:
         where = "--pool" if args.pool else "--killmatrix"
         if not Path(pool).exists():
             raise UsageError(f"{where} {pool!r}: no such file or folder")
-        if args.checker is not None and not args.prescreen:
+        if checker is not None and not args.prescreen:
             raise UsageError(f"{where} needs --prescreen when --checker is given (a checker alone never "
                              "reads the pool of record)")
     if (args.address or args.num_cpus) and not args.prescreen:
         flag = "--address" if args.address else "--num-cpus"
         raise UsageError(f"{flag} needs --prescreen (only the prescreen runs on Ray)")
-    judge = Judge(args.checker, prescreen=args.prescreen, backend=args.backend,
+    judge = Judge(checker, prescreen=args.prescreen, backend=args.backend,
                   pool_file=pool, num_cpus=_at_least(args.num_cpus, 1, "--num-cpus"), address=args.address)
     try:
         items = [(source, problem) for source in sources]

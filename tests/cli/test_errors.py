@@ -37,6 +37,9 @@ MISTAKES = {
                      "mutagym run: error: --shape 'offical': no such shape preset of relu; did you mean 'official'?"),
     "shape class": (["run", RELU, "--problem", "relu", "--shape", "@mod4_9"],
                     "mutagym run: error: --shape '@mod4_9': no such shape class; did you mean "),
+    "shape class of another problem": (["run", RELU, "--problem", "relu", "--shape", "@many_rows"],
+                                       "mutagym run: error: --shape '@many_rows': no such shape class of relu; "
+                                       "known: @odd, @mod4_1"),
     "thread order": (["run", RELU, "--problem", "relu", "--schedule", "random"],
                      "mutagym run: error: --schedule 'random': no such thread order; expected ascending, "
                      "descending or shuffled[:SEED]"),

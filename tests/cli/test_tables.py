@@ -16,13 +16,14 @@ def mutagym(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_eval_table_wraps_a_long_message_whole(tmp_path):
-    """A refused header gives a 130-character message; the table shows all of its words."""
+    """A refused header gives a message of over 120 characters (it lists the allowed headers);
+    the table shows all of its words."""
     kernel = tmp_path / "k.cu"
     kernel.write_text("#include <iostream>\n" + RELU.read_text())
     args = ("eval", "--checker", "kernelbench", "--problem", "relu", str(kernel))
     [record] = json.loads(mutagym(*args, "--json").stdout)
     message = record["message"]
-    assert len(message) > 120 and message.endswith("cmath"), message
+    assert len(message) > 120, message          # the old table cut a message at 120 characters
     proc = mutagym(*args)
     assert proc.returncode == 1, proc.stderr
     shown = set(re.sub(r"[│┃┏┓┗┛┡┩└┘━─┳┻╇┴┼]", " ", proc.stdout).split())
