@@ -415,12 +415,16 @@ def _bind(launch: Launch, position: int, param: Param, kinds: Mapping[str, str],
         value = dims[name] if kind == "dim" else scalars[name]
         what = f"{kind} {name!r} = {value!r}"
     else:
-        named = sorted(n for n in argument.expr.names if n in buffers)
+        expr = argument.real if param.dtype in ("float32", "float64") else argument.expr
+        named = sorted(n for n in (expr or argument.real).names if n in buffers)
         if named:
-            raise fail(f"{arg} uses buffer {named[0]!r} in an integer expression; a pointer "
-                       "argument is 'buffer' or 'buffer + elements'")
-        value = _evaluate(argument.expr, env, scalars)
-        what = f"{argument.expr.text!r} = {value!r}"
+            raise fail(f"{arg} uses buffer {named[0]!r} in an expression; a pointer argument is "
+                       "'buffer' or 'buffer + elements'")
+        if expr is None:
+            raise fail(f"{arg} is a real expression but {param_text} is {param.ctype}; an integer "
+                       "parameter takes an integer expression ('//' divides)")
+        value = expr.evaluate({**dims, **scalars}) if expr.real else _evaluate(expr, env, scalars)
+        what = f"{expr.text!r} = {value!r}"
     if param.pointer:
         raise fail(f"{arg} is {what} but {param_text} is a pointer {param.ctype}*; pointers take "
                    "inputs, outputs, scratch buffers, 'buffer + elements' or NULL")

@@ -167,13 +167,16 @@ class Argument:
     """One `args` entry as written (*text*), parsed: *kind* "name" (an input, output, scratch
     buffer, dim or scalar: *name*), "null" (a null pointer), "offset" (*name* is the buffer or
     value the expression starts from, *expr* the whole `name + elements`; which one it is is known
-    only when the names are bound) or "value" (an integer expression)."""
+    only when the names are bound) or "value" (*expr* the integer expression, None when the text
+    is one only as a real expression). *real* is the text as a real expression (for a float or
+    double parameter), None when it is not one."""
 
     text: str
     kind: str
     name: str | None = None
     offset: Expr | None = None
     expr: Expr | None = None
+    real: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -690,7 +693,14 @@ def _read_argument(arg: object, where: str, line: int) -> Argument:
     text = str(arg).strip()
     if text in _NULL_WORDS:
         return Argument(text, "null")
-    expr = parse_expression(text, where=where, line=line)
+    try:
+        expr = parse_expression(text, where=where, line=line)
+    except SubmissionError as integer_error:
+        try:
+            real = parse_expression(text, where=where, line=line, real=True)
+        except SubmissionError:
+            raise integer_error from None
+        return Argument(text, "value", real=real)
     if isinstance(expr.root, str):
         return Argument(text, "name", name=expr.root)
     first = expr.root
@@ -700,8 +710,10 @@ def _read_argument(arg: object, where: str, line: int) -> Argument:
         rest = text[len(first):].strip()
         offset = parse_expression(rest[1:] if rest.startswith("+") else "0 " + rest, where=where,
                                   line=line)
-        return Argument(text, "offset", name=first, offset=offset, expr=expr)
-    return Argument(text, "value", expr=expr)
+        return Argument(text, "offset", name=first, offset=offset, expr=expr,
+                        real=parse_expression(text, where=where, line=line, real=True))
+    return Argument(text, "value", expr=expr, real=parse_expression(text, where=where, line=line,
+                                                                     real=True))
 
 
 def _read_fills(value: object, index: int, where: str, line: int) -> tuple[Fill, ...]:

@@ -22,7 +22,8 @@ block = [256]                   # at most 1024 threads
 shared_bytes = 0                # dynamic shared memory (extern __shared__), at most 49152
 args = ["x", "out", "n"]        # in parameter order: inputs, outputs, scratch buffers, dims,
                                 # scalars, "x + n // 2" (a pointer past x's start, in elements),
-                                # NULL, or an integer expression ("n // 4")
+                                # NULL, an integer expression ("n // 4"), or for a float
+                                # parameter a real one ("1.0 / sqrt(d)")
 # fill = {partial = 0}          # optional: an output or scratch buffer holds this value in every
                                 # element before the launch (and before any launch passes it)
 

@@ -332,6 +332,89 @@ def row_sums_reference(case: RunCase) -> dict[str, np.ndarray]:
     return {"out": case.inputs["x"].astype(np.float64).sum(axis=1)}
 
 
+# ---------------------------------------------------------------------- flash-attention-minimal style
+
+ATTENTION = text({
+    "launch": [{"kernel": "attention_forward", "grid": ["B", "nh"], "block": [32],
+                "shared_bytes": "(3 * 32 * d + 32 * 32) * 4",
+                "args": ["q", "k", "v", "N", "d", "ceil_div(N, 32)", "ceil_div(N, 32)", "32", "32",
+                         "1.0 / sqrt(d)", "l", "m", "out"],
+                "fill": {"out": 0, "l": 0, "m": float("-inf")}}],
+    "scratch": [{"name": "l", "dtype": "float32", "size": "B * nh * N"},
+                {"name": "m", "dtype": "float32", "size": "B * nh * N"}],
+}, """
+// Tiled attention with an online softmax, one block per (batch, head) and one query row per
+// thread, in the style of flash-attention-minimal: the host zeroes O and l, sets m to -inf, and
+// passes the tile counts and the softmax scale.
+__global__ void attention_forward(const float* Q, const float* K, const float* V, const int N,
+                                  const int d, const int Tc, const int Tr, const int Bc, const int Br,
+                                  const float softmax_scale, float* l, float* m, float* O) {
+    const int tx = threadIdx.x;
+    const int qkv = (blockIdx.x * gridDim.y + blockIdx.y) * N * d;
+    const int lm = (blockIdx.x * gridDim.y + blockIdx.y) * N;
+    extern __shared__ float sram[];
+    float* Qi = sram;
+    float* Kj = sram + Bc * d;
+    float* Vj = sram + 2 * Bc * d;
+    float* S = sram + 3 * Bc * d;
+    for (int j = 0; j < Tc; ++j) {
+        const int key = j * Bc + tx;
+        for (int x = 0; x < d; ++x) {
+            Kj[tx * d + x] = key < N ? K[qkv + key * d + x] : 0.0f;
+            Vj[tx * d + x] = key < N ? V[qkv + key * d + x] : 0.0f;
+        }
+        __syncthreads();
+        const int keys = min(Bc, N - j * Bc);
+        for (int i = 0; i < Tr; ++i) {
+            const int row = i * Br + tx;
+            if (tx >= Br || row >= N) continue;
+            for (int x = 0; x < d; ++x) Qi[tx * d + x] = Q[qkv + row * d + x];
+            float row_max = -INFINITY;
+            for (int y = 0; y < keys; ++y) {
+                float dot = 0.0f;
+                for (int x = 0; x < d; ++x) dot += Qi[tx * d + x] * Kj[y * d + x];
+                S[Bc * tx + y] = dot * softmax_scale;
+                row_max = fmaxf(row_max, S[Bc * tx + y]);
+            }
+            float row_sum = 0.0f;
+            for (int y = 0; y < keys; ++y) {
+                S[Bc * tx + y] = __expf(S[Bc * tx + y] - row_max);
+                row_sum += S[Bc * tx + y];
+            }
+            const float m_prev = m[lm + row], l_prev = l[lm + row];
+            const float m_new = fmaxf(m_prev, row_max);
+            const float l_new = __expf(m_prev - m_new) * l_prev + __expf(row_max - m_new) * row_sum;
+            for (int x = 0; x < d; ++x) {
+                float pv = 0.0f;
+                for (int y = 0; y < keys; ++y) pv += S[Bc * tx + y] * Vj[y * d + x];
+                O[qkv + row * d + x] = (l_prev * __expf(m_prev - m_new) * O[qkv + row * d + x]
+                                        + __expf(row_max - m_new) * pv) / l_new;
+            }
+            m[lm + row] = m_new;
+            l[lm + row] = l_new;
+        }
+        __syncthreads();
+    }
+}
+""")
+
+
+def attention_cases() -> list[RunCase]:
+    cases = []
+    for b, nh, n, d in ((1, 2, 40, 16), (2, 1, 5, 8)):
+        q, k, v = (RNG.standard_normal((b, nh, n, d)).astype(np.float32) for _ in range(3))
+        cases.append(RunCase({"q": q, "k": k, "v": v}, {"out": ((b, nh, n, d), "float32")},
+                             {"B": b, "nh": nh, "N": n, "d": d}))
+    return cases
+
+
+def attention_reference(case: RunCase) -> dict[str, np.ndarray]:
+    q, k, v = (case.inputs[name].astype(np.float64) for name in "qkv")
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return {"out": (p / p.sum(axis=-1, keepdims=True)) @ v}
+
+
 PUBLIC = (
     Public("sgemm-template", SGEMM, sgemm_cases, sgemm_reference, rtol=1e-5, atol=1e-5,
            emulator=TEMPLATE_SHIMS),
@@ -343,6 +426,8 @@ PUBLIC = (
            rtol=2 ** -24, atol=0),
     Public("ticket-reduction-fill-u64-offsets", ROW_SUMS, row_sums_cases, row_sums_reference,
            rtol=1e-5, atol=1e-5),
+    Public("flash-attention-fill-real-scale", ATTENTION, attention_cases, attention_reference,
+           rtol=1e-4, atol=1e-5),
 )
 
 
@@ -540,9 +625,25 @@ class TestArguments:
             plan(self.source("x", "out", "NULL"))
 
     def test_buffer_in_a_value_expression(self):
-        with pytest.raises(LaunchError, match=r"arg 'out \* 2' of launch 0 uses buffer 'out' in an integer "
+        with pytest.raises(LaunchError, match=r"arg 'out \* 2' of launch 0 uses buffer 'out' in an "
                                               r"expression; a pointer argument is 'buffer' or 'buffer \+ elements'$"):
             plan(self.source("x", "out", "out * 2"))
+
+    def test_real_expressions_for_float_parameters(self):
+        """Host code's `softmax_scale = 1.0 / sqrt(d)`, over dims and every scalar."""
+        source = block_of("__global__ void k(float scale, double eps2, int n) {}\n",
+                          launch=[{"kernel": "k", "grid": [1], "block": [1],
+                                   "args": ["1.0 / sqrt(d)", "eps * 2", "n / 2"]}])
+        sub = parse_submission(source)
+        with pytest.raises(LaunchError, match=r"arg 'n / 2' of launch 0 is a real expression but parameter "
+                                              r"'n' of kernel 'k' is int; an integer parameter takes an "
+                                              r"integer expression \('//' divides\)$"):
+            resolve_plan(sub, {}, {}, {"d": 64, "n": 4}, {"eps": 1e-5})
+        ok = parse_submission(source.replace('"n / 2"', '"n // 2"'))
+        scale, eps2, n = resolve_plan(ok, {}, {}, {"d": 64, "n": 4}, {"eps": 1e-5}).launches[0].args
+        assert np.frombuffer(scale.value, np.float32)[0] == 0.125
+        assert np.frombuffer(eps2.value, np.float64)[0] == 2e-5
+        assert int.from_bytes(n.value, "little") == 2
 
     def test_value_expression_for_a_pointer(self):
         with pytest.raises(LaunchError, match=r"arg 'n \+ 1' of launch 0 is 'n \+ 1' = 11 but parameter 'x' "
