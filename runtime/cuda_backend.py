@@ -507,7 +507,7 @@ class CudaKernel:
             submission = parse_submission(submission)
         self.submission = submission
         self.device = device
-        nvrtc_compile(submission.source)  # the compile gate: a CompileError surfaces here, cached
+        nvrtc_compile(submission.source, names=submission.symbols)  # the compile gate, cached
         self._images: dict[int, tuple[str, str, bytes]] = {}
 
     def _image(self, capability: int) -> tuple[str, str, bytes, dict[str, str]]:
@@ -516,8 +516,7 @@ class CudaKernel:
         if capability not in self._images:
             supported = nvrtc_supported_archs()
             source = self.submission.source
-            names = tuple(dict.fromkeys([l.kernel for l in self.submission.launches]
-                                        + [c.symbol for c in self.submission.constants]))
+            names = self.submission.symbols
             if capability in supported:
                 arch = f"sm_{capability}"
                 compiled = nvrtc_compile(source, arch=arch, names=names)

@@ -253,6 +253,14 @@ class Submission:
     inout: tuple[InOut, ...] = ()
     constants: tuple[ConstantBinding, ...] = ()
 
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """What the compiled code must provide by name: each launched kernel (a template's
+        instantiation as written in the launch) and each bound `__constant__` array. NVRTC
+        instantiates and lowers them as name expressions (`nvrtc_compile(names=...)`)."""
+        return tuple(dict.fromkeys([l.kernel for l in self.launches]
+                                   + [c.symbol for c in self.constants]))
+
 
 def parse_submission(source: str | bytes) -> Submission:
     """Parse and check *source*; raise SubmissionError (or LaunchError for a constant launch

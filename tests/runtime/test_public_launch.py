@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from mutagym.runtime import RunCase, SubmissionError
+from mutagym.runtime import CompileError, RunCase, SubmissionError
 from mutagym.runtime.buffers import DeviceMemory
 from mutagym.runtime.cuda_backend import CANARY_BYTES, _build_job, _host_image
 from mutagym.runtime.errors import LaunchError
@@ -452,10 +452,19 @@ class TestPublicKernels:
     @pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.id)
     def test_nvrtc_compiles(self, entry: Public):
         sub = parse_submission(entry.source)
-        kernels = tuple(dict.fromkeys(l.kernel for l in sub.launches))
-        result = nvrtc_compile(entry.source, names=kernels)
-        for kernel in kernels:
+        result = nvrtc_compile(entry.source, names=sub.symbols)
+        assert sub.symbols == tuple(dict.fromkeys(l.kernel for l in sub.launches))
+        for kernel in sub.symbols:
             assert f".entry {result.lowered[kernel]}(" in result.ptx, (kernel, result.lowered)
+
+    def test_nvrtc_instantiates_what_the_launch_names(self):
+        """A template's body is checked for the launched arguments only when it is instantiated:
+        the gate must compile with the submission's symbols."""
+        source = SGEMM.replace("__shared__ float As[BM * BK];",
+                               "__shared__ float As[BM * BK];\n    static_assert(BK != 8, \"no 8\");")
+        nvrtc_compile(source)   # the template alone compiles
+        with pytest.raises(CompileError, match=r"no 8"):
+            nvrtc_compile(source, names=parse_submission(source).symbols)
 
     def test_template_symbol_is_mangled(self):
         lowered = nvrtc_compile(SGEMM, names=("sgemm<32, 32, 8>",)).lowered["sgemm<32, 32, 8>"]
