@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CSRC = ROOT / "runtime" / "csrc"
 DRIVER_SRC = Path(__file__).resolve().parent / "device_library" / "driver.cpp"
 KERNEL_SRC = Path(__file__).resolve().parent / "device_library" / "kernel_like.cpp"
-HEADERS = ["mg_types.h", "mg_half.h", "mg_bf16.h", "mg_math.h", "mg_atomic.h", "mg_intrinsics.h"]
+HEADERS = ["mg_types.h", "mg_half.h", "mg_bf16.h", "mg_math.h", "mg_rounding.h", "mg_atomic.h",
+           "mg_intrinsics.h"]
 # The flags kernels are built with (see the headers' contract).
 KERNEL_FLAGS = [
     "-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fno-isolate-erroneous-paths-dereference",
@@ -955,3 +956,155 @@ def test_integer_intrinsics(driver):
         return s32((s32(c) + sum(sb(a, i) * sb(b, i) for i in range(4))) % 2**32)
 
     check("uuuu:__dp4a", rng.integers(0, 2**32, (3000, 3), dtype=np.uint64), dp4a)
+
+
+# ----------------------------------------------------------------------------------------------
+# directed rounding: __fadd_rz ... __fma_ru against exact rational arithmetic
+# ----------------------------------------------------------------------------------------------
+
+MODES = ("rn", "rz", "rd", "ru")
+#: (significand bits, smallest normal exponent, largest exponent) of binary32 and binary64.
+FORMATS = {32: (24, -126, 127), 64: (53, -1022, 1023)}
+
+
+def round_to_format(v: Fraction, bits: int, mode: str, negative: bool = False) -> float:
+    """*v* rounded to binary32/64 in *mode* (IEEE 754: overflow to infinity or to the largest
+    finite value, as the mode says); an exact zero takes the sign *negative*."""
+    p, emin, emax = FORMATS[bits]
+    if v == 0:
+        return -0.0 if negative else 0.0
+    neg, a = v < 0, abs(v)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    e += (Fraction(2) ** (e + 1) <= a) - (Fraction(2) ** e > a)
+    ulp = Fraction(2) ** (max(e, emin) - p + 1)
+    k = a / ulp
+    down = math.floor(k)
+    up_away = {"rn": None, "rz": False, "rd": neg, "ru": not neg}[mode]
+    if k == down:
+        r = down
+    elif up_away is None:
+        r = round(k)   # Fraction rounds half to even
+    else:
+        r = down + 1 if up_away else down
+    largest = (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax
+    if r * ulp > largest:
+        to_inf = mode == "rn" or up_away
+        out = math.inf if to_inf else float(largest)
+    else:
+        out = float(r * ulp)
+    return -out if neg else out
+
+
+def rounded_sqrt(x: float, bits: int, mode: str) -> float:
+    """sqrt(*x*) (x > 0) rounded in *mode*: the neighbours of the exact root found by comparing
+    squares exactly."""
+    dtype = np.float32 if bits == 32 else np.float64
+    v = Fraction(x)
+    lo = dtype(math.sqrt(x))
+    while Fraction(float(lo)) ** 2 > v:
+        lo = np.nextafter(lo, dtype(0))
+    while Fraction(float(np.nextafter(lo, dtype(np.inf)))) ** 2 <= v:
+        lo = np.nextafter(lo, dtype(np.inf))
+    hi = np.nextafter(lo, dtype(np.inf))
+    if Fraction(float(lo)) ** 2 == v or mode in ("rz", "rd"):
+        return float(lo)
+    if mode == "ru":
+        return float(hi)
+    mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    return float(lo) if v < mid * mid else float(hi)
+
+
+def exact_sum(a: float, b: float, mode: str, bits: int) -> float:
+    """a + b rounded; an exact zero is -0 for two -0s, or when rounding down (IEEE 754 6.3)."""
+    s = Fraction(a) + Fraction(b)
+    negative = (math.copysign(1, a) < 0 and math.copysign(1, b) < 0 and a == 0 and b == 0) or (
+        mode == "rd" and not (a == 0 and b == 0 and math.copysign(1, a) == math.copysign(1, b) > 0))
+    return round_to_format(s, bits, mode, negative)
+
+
+def directed_reference(a: float, b: float, c: float, bits: int) -> list[float]:
+    """What the driver's dir32/dir64 mode writes for one record: per mode, the seven operations."""
+    out = []
+    for mode in MODES:
+        product = Fraction(a) * Fraction(b)
+        product_negative = (math.copysign(1, a) < 0) != (math.copysign(1, b) < 0)
+        fma_zero_negative = (product == 0 and c == 0 and product_negative and math.copysign(1, c) < 0) or (
+            mode == "rd" and not (product == 0 and c == 0 and not product_negative and math.copysign(1, c) > 0))
+        out += [exact_sum(a, b, mode, bits), exact_sum(a, -b, mode, bits),
+                round_to_format(product, bits, mode, product_negative),
+                round_to_format(Fraction(a) / Fraction(b), bits, mode, product_negative) if b != 0 else math.nan,
+                round_to_format(product + Fraction(c), bits, mode, fma_zero_negative),
+                rounded_sqrt(a, bits, mode) if a > 0 else (0.0 if a == 0 else math.nan),
+                round_to_format(1 / Fraction(a), bits, mode, a < 0) if a != 0 else math.inf]
+    return out
+
+
+def directed_inputs(bits: int, n: int, seed: int) -> np.ndarray:
+    """(a, b, c) triples: random bit patterns over every finite exponent (subnormals too), near
+    cancellations, products and quotients at the edges of the range, and exact cases."""
+    dtype, itype = (np.float32, np.uint32) if bits == 32 else (np.float64, np.uint64)
+    g = np.random.default_rng(seed)
+    finfo = np.finfo(dtype)
+    raw = g.integers(0, np.iinfo(itype).max, size=(n, 3), dtype=itype, endpoint=True).view(dtype)
+    raw = raw[np.isfinite(raw).all(axis=1)]
+    scale = g.uniform(-1, 1, size=(n, 3)).astype(dtype) * dtype(2.0) ** g.integers(-30, 30, size=(n, 3)).astype(dtype)
+    near = scale.copy()
+    near[:, 1] = -near[:, 0] * (dtype(1) + dtype(finfo.eps) * g.integers(-4, 5, size=n).astype(dtype))
+    edges = np.array([[finfo.max, dtype(2), -finfo.max], [finfo.max, dtype(0.5), finfo.max],
+                      [finfo.tiny, dtype(0.5), finfo.smallest_subnormal], [finfo.smallest_subnormal, dtype(3), dtype(1)],
+                      [finfo.tiny, finfo.tiny, dtype(-0.0)], [dtype(-3), dtype(3), dtype(9)], [dtype(2), dtype(-2), dtype(4)],
+                      [dtype(1), dtype(3), dtype(0)], [-finfo.max, -finfo.max, dtype(1)], [dtype(4), dtype(1e-30), -dtype(4)],
+                      [dtype(1.5), finfo.max, -finfo.max]], dtype=dtype)
+    cases = np.concatenate([raw, scale, near, edges])
+    cases = cases[(cases[:, 0] != 0) & (cases[:, 1] != 0)]
+    return np.concatenate([cases, [[dtype(0.0), dtype(-0.0), dtype(-0.0)], [dtype(-0.0), dtype(-0.0), dtype(5)],
+                                   [dtype(-0.0), dtype(1), dtype(-0.0)]]]).astype(dtype)
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_directed_rounding_intrinsics_are_exact(driver, bits):
+    """__fadd/__fsub/__fmul/__fdiv/__fmaf/__fsqrt/__frcp and their double forms, each mode: the
+    exact rational result rounded once, bit for bit, on subnormals, overflow and cancellation."""
+    dtype, itype = (np.float32, np.uint32) if bits == 32 else (np.float64, np.uint64)
+    cases = directed_inputs(bits, 400, bits)
+    got = driver.run(f"dir{bits}", cases.view(itype), itype, nout=28).view(dtype)
+    ops = ("add", "sub", "mul", "div", "fma", "sqrt", "rcp")
+    for row, (a, b, c) in enumerate(cases):
+        want = np.array(directed_reference(float(a), float(b), float(c), bits), dtype=dtype)
+        a_zero = a == 0
+        for k, (w, g) in enumerate(zip(want, got[row])):
+            op = ops[k % 7]
+            if a_zero and op in ("sqrt", "rcp"):
+                continue   # sqrt(+-0) and 1/+-0 keep the zero's sign: pinned below
+            if b == 0 and op == "div":
+                continue
+            assert w.view(itype) == g.view(itype) or (np.isnan(w) and np.isnan(g)), (
+                f"__{op}_{MODES[k // 7]}({a!r}, {b!r}, {c!r}) [{bits}-bit]: got {g!r}, want {w!r}")
+
+
+def test_directed_rounding_special_operands(driver):
+    """NaN and infinite operands and zeros follow IEEE whatever the mode: sqrt(-0) = -0,
+    1/-0 = -inf, sqrt(-1) = NaN, inf - inf = NaN, x / inf = 0."""
+    f = np.float32
+    cases = np.array([[-0.0, np.inf, 1.0], [-1.0, -np.inf, 0.0], [np.inf, np.inf, -np.inf],
+                      [np.nan, 2.0, 1.0]], dtype=f)
+    got = driver.run("dir32", cases.view(np.uint32), np.uint32, nout=28).view(f).reshape(4, 4, 7)
+    for mode in range(4):
+        add, sub, mul, div, fma, sqrt, rcp = got[0, mode]
+        assert sqrt == 0 and np.signbit(sqrt) and rcp == -np.inf and add == np.inf and div == 0
+        assert np.isnan(mul) and np.isnan(fma)          # -0 * inf
+        assert np.isnan(got[1, mode, 5]) and got[1, mode, 3] == 0   # sqrt(-1), -1 / -inf
+        assert np.isnan(got[2, mode, 1]) and np.isnan(got[2, mode, 4])   # inf - inf, inf*inf - inf
+        assert np.isnan(got[3, mode]).all()
+
+
+def test_fmaf_ieee_is_the_fused_directed_fma(driver):
+    """__fmaf_ieee_r* round a*b+c once, in each mode, like __fmaf_r*."""
+    cases = directed_inputs(32, 100, 5)
+    got = driver.run("fma_ieee", cases.view(np.uint32), np.uint32, nout=4).view(np.float32)
+    for row, (a, b, c) in enumerate(cases):
+        exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+        if exact == 0:
+            continue
+        want = np.array([round_to_format(exact, 32, m) for m in MODES], np.float32)
+        assert (want.view(np.uint32) == got[row].view(np.uint32)).all(), (a, b, c, got[row], want)

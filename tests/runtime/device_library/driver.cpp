@@ -14,6 +14,7 @@
 #include "mg_half.h"
 #include "mg_bf16.h"
 #include "mg_math.h"
+#include "mg_rounding.h"
 #include "mg_atomic.h"
 #include "mg_intrinsics.h"
 
@@ -208,6 +209,28 @@ int main(int argc, char **argv) {
 #define DF(fn) if (FN("df", fn)) MAP(double, 1, float, 1, { y[0] = fn(x[0]); });
     DF(__double2float_rn) DF(__double2float_rz) DF(__double2float_rd) DF(__double2float_ru)
 #undef DF
+
+    // ------------------------------------------------------------ rounding modes
+    // (a, b, c) -> for rn, rz, rd, ru: a+b, a-b, a*b, a/b, a*b+c, sqrt(a), 1/a
+#define DIRECTED(T, U, FROM, TO, add, sub, mul, div, fma, sqrt, rcp)                               \
+    { T a = FROM(x[0]), b = FROM(x[1]), c = FROM(x[2]);                                           \
+      U r[7] = {TO(add(a, b)), TO(sub(a, b)), TO(mul(a, b)), TO(div(a, b)), TO(fma(a, b, c)),     \
+                TO(sqrt(a)), TO(rcp(a))};                                                        \
+      memcpy(y, r, sizeof r); y += 7; }
+#define MODES32(m) DIRECTED(float, uint32_t, __mg_u2f, __mg_f2u, __fadd_##m, __fsub_##m, __fmul_##m,  \
+                            __fdiv_##m, __fmaf_##m, __fsqrt_##m, __frcp_##m)
+#define MODES64(m) DIRECTED(double, uint64_t, __mg_u2d, __mg_d2u, __dadd_##m, __dsub_##m, __dmul_##m, \
+                            __ddiv_##m, __fma_##m, __dsqrt_##m, __drcp_##m)
+    if (IS("dir32")) MAP(uint32_t, 3, uint32_t, 28, { MODES32(rn) MODES32(rz) MODES32(rd) MODES32(ru) });
+    if (IS("dir64")) MAP(uint64_t, 3, uint64_t, 28, { MODES64(rn) MODES64(rz) MODES64(rd) MODES64(ru) });
+    if (IS("fma_ieee")) MAP(uint32_t, 3, uint32_t, 4, {
+        float a = __mg_u2f(x[0]), b = __mg_u2f(x[1]), c = __mg_u2f(x[2]);
+        y[0] = __mg_f2u(__fmaf_ieee_rn(a, b, c)); y[1] = __mg_f2u(__fmaf_ieee_rz(a, b, c));
+        y[2] = __mg_f2u(__fmaf_ieee_rd(a, b, c)); y[3] = __mg_f2u(__fmaf_ieee_ru(a, b, c));
+    });
+#undef MODES32
+#undef MODES64
+#undef DIRECTED
 
     // ------------------------------------------------------------ integer intrinsics
 #define UU(fn) if (FN("uu", fn)) MAP(uint64_t, 1, uint64_t, 1, { y[0] = (uint64_t)(int64_t)fn((unsigned int)x[0]); });
