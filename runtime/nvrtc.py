@@ -44,6 +44,7 @@ __all__ = ["NvrtcResult", "nvrtc_compile", "nvrtc_version", "nvrtc_supported_arc
 
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 _HEADERS_HINT = "pip install nvidia-cuda-runtime"
+_CCCL_HINT = "pip install nvidia-cuda-cccl"
 
 #: Limits of one compile. Measured (this machine, NVRTC 13.0, compiles in a forked child as
 #: here): the 145 substrates take 0.04-0.16 s of CPU for sm_90, and the child's address space
@@ -149,12 +150,21 @@ def cuda_include_dir() -> Path | None:
 
 
 def compile_options(arch: str) -> list[bytes]:
-    """The NVRTC options mutagym compiles with for *arch* (`compute_80`, `sm_90`, ...)."""
+    """The NVRTC options mutagym compiles with for *arch* (`compute_80`, `sm_90`, ...).
+
+    Besides the CUDA headers' folder, its `cccl/` subfolder when the `nvidia-cuda-cccl` wheel put
+    CUDA's C++ library there: `cooperative_groups.h` includes `<cuda/std/...>` from it."""
     options = [f"--gpu-architecture={arch}".encode(), b"--std=c++17"]
-    include = cuda_include_dir()
-    if include is not None:
-        options.append(b"-I" + str(include).encode())
+    for include in (cuda_include_dir(), _cccl_include_dir()):
+        if include is not None:
+            options.append(b"-I" + str(include).encode())
     return options
+
+
+def _cccl_include_dir() -> Path | None:
+    """The `cccl/` folder beside the CUDA headers (`cuda/std/...`), or None."""
+    include = cuda_include_dir()
+    return include / "cccl" if include is not None and (include / "cccl" / "cuda").is_dir() else None
 
 
 @dataclass(frozen=True)
@@ -364,6 +374,9 @@ def _compile(job: _Job) -> NvrtcResult | _Rejected:
     prepared = prepare_for_nvrtc(job.source)
     if cuda_include_dir() is None and re.search(r"#\s*include\s*[<\"]cuda_", prepared):
         raise InfrastructureError(f"cuda_fp16.h / cuda_bf16.h not found; {_HEADERS_HINT}")
+    if _cccl_include_dir() is None and re.search(r"#\s*include\s*[<\"]cooperative_groups", prepared):
+        raise InfrastructureError(f"CUDA's C++ library (cuda/std/...) not found for cooperative_groups.h; "
+                                  f"{_CCCL_HINT}")
     options = compile_options(job.arch)
     limits = NVRTC_LIMITS
     start = time.perf_counter()

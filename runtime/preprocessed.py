@@ -64,7 +64,7 @@ _SOURCE = "submission.cu"
 _LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_bytes=256 << 20, file_bytes=1 << 20,
                  capture_bytes=8 << 20)
 #: Bumped whenever what this module checks changes: it names the on-disk verdicts.
-_CHECK_VERSION = "3"
+_CHECK_VERSION = "4"
 
 # NVRTC's predefined macros for the gate's target (compute_80), as NVRTC 13 reports them.
 _NVRTC_ARCH = "800"
@@ -134,6 +134,7 @@ def check_preprocessed(text: str) -> None:
         (folder / _PRELUDE).write_text(f"#pragma GCC poison {' '.join(POISONED)}\n")
         (folder / "include").mkdir()
         for header in ALLOWED_HEADERS:
+            (folder / "include" / header).parent.mkdir(exist_ok=True)
             (folder / "include" / header).write_text("")
         proc = run_bounded(_command(), what="the preprocessor", limits=_LIMITS, cwd=folder)
     if proc.returncode != 0:

@@ -1,14 +1,21 @@
 """Make a submission's text acceptable to NVRTC without moving a single line.
 
-NVRTC has no system headers: `#include <stdint.h>` fails, and `int32_t`, `INT32_MAX`, `M_PI`,
-`INFINITY` and the `std::` forms of the math functions are not defined (math functions themselves,
-`size_t` and `ptrdiff_t` are built in). `prepare_for_nvrtc` blanks the includes of `stdint.h`,
-`cstdint`, `math.h` and `cmath` and puts a short prelude in front that supplies what those headers
-would have, followed by `#line 1`, so every compiler message still names the submission's own line.
-`cuda_fp16.h` and `cuda_bf16.h` stay: they resolve through `-I` (see `mutagym.runtime.nvrtc`).
+NVRTC has no system headers: `#include <stdint.h>` fails, and `int32_t`, `INT32_MAX`, `INT_MAX`,
+`FLT_MAX`, `M_PI`, `INFINITY` and the `std::` forms of the math functions are not defined (math
+functions themselves, `printf`, `assert`, `memcpy`, `memset`, `size_t` and `ptrdiff_t` are built
+in). `prepare_for_nvrtc` blanks the includes of the C and C++ standard headers
+(`headers.STANDARD_HEADERS`) and puts a short prelude in front that supplies what they would have,
+followed by `#line 1`, so every compiler message still names the submission's own line. The
+prelude is the same whichever of them a text includes: the emulator's header always declares all
+of it (nvcc's implicit `<math.h>` does the same for the math macros), so a text means the same to
+both compilers. CUDA's headers (`cuda_fp16.h`, `cooperative_groups.h`, ...) stay: they resolve
+through `-I` (see `mutagym.runtime.nvrtc`).
 
 The integer types follow the LP64 Linux ABI that g++ (the CPU emulator) sees, so `int64_t` is
-`long`, not `long long`, on both backends.
+`long`, not `long long`, on both backends; except with the cooperative-groups headers, which bring
+CUDA's C++ library (CCCL): under NVRTC it declares the fixed-width types itself, with `long long`
+for the 64-bit ones, so the prelude then takes them (and the limit macros) from CCCL's own headers
+instead of declaring its own, which would clash.
 """
 
 from __future__ import annotations
@@ -16,13 +23,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .headers import CCCL_HEADERS, STANDARD_HEADERS
+
 __all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
 
 #: Headers whose `#include` lines are replaced by an empty line.
-STRIPPED_HEADERS = ("stdint.h", "cstdint", "math.h", "cmath")
+STRIPPED_HEADERS = STANDARD_HEADERS
 
 _INCLUDE = re.compile(
-    r"""^[ \t]*\#[ \t]*include[ \t]*[<"](?P<header>stdint\.h|cstdint|math\.h|cmath)[>"]"""
+    r"""^[ \t]*\#[ \t]*include[ \t]*[<"](?P<header>[\w./]+)[>"]"""
     r"""[ \t]*(?://.*|/\*.*\*/[ \t]*)?$"""
 )
 
@@ -33,8 +42,10 @@ _INT_TYPES = (
     ("intmax_t", "long"), ("uintmax_t", "unsigned long"),
 )
 
-#: Always present: the fixed-width integer types (the design promises them without an include).
+#: The fixed-width integer types (the design promises them without an include).
 _TYPEDEFS = " ".join(f"typedef {ctype} {name};" for name, ctype in _INT_TYPES)
+#: With CCCL: its own declarations of the types and limits, before anything of ours.
+_CCCL_PRELUDE = "#include <cuda/std/cstdint>\n#include <cuda/std/climits>\n#include <cuda/std/cfloat>"
 
 _INT_MACROS = (
     ("INT8_MIN", "(-128)"), ("INT8_MAX", "127"), ("UINT8_MAX", "255"),
@@ -44,6 +55,29 @@ _INT_MACROS = (
     ("UINT64_MAX", "18446744073709551615UL"), ("SIZE_MAX", "18446744073709551615UL"),
     ("INTPTR_MIN", "(-9223372036854775807L-1)"), ("INTPTR_MAX", "9223372036854775807L"),
     ("UINTPTR_MAX", "18446744073709551615UL"),
+)
+
+#: <limits.h> for the LP64 ABI (x86-64: `char` is signed).
+_LIMIT_MACROS = (
+    ("CHAR_BIT", "8"), ("SCHAR_MIN", "(-128)"), ("SCHAR_MAX", "127"), ("UCHAR_MAX", "255"),
+    ("CHAR_MIN", "(-128)"), ("CHAR_MAX", "127"), ("SHRT_MIN", "(-32767-1)"), ("SHRT_MAX", "32767"),
+    ("USHRT_MAX", "65535"), ("INT_MIN", "(-2147483647-1)"), ("INT_MAX", "2147483647"),
+    ("UINT_MAX", "4294967295U"), ("LONG_MIN", "(-9223372036854775807L-1)"),
+    ("LONG_MAX", "9223372036854775807L"), ("ULONG_MAX", "18446744073709551615UL"),
+    ("LLONG_MIN", "(-9223372036854775807LL-1)"), ("LLONG_MAX", "9223372036854775807LL"),
+    ("ULLONG_MAX", "18446744073709551615ULL"),
+)
+
+#: <float.h>: IEEE binary32 and binary64 (hexadecimal literals are exact).
+_FLOAT_MACROS = (
+    ("FLT_RADIX", "2"), ("FLT_MANT_DIG", "24"), ("DBL_MANT_DIG", "53"), ("FLT_DIG", "6"),
+    ("DBL_DIG", "15"), ("FLT_DECIMAL_DIG", "9"), ("DBL_DECIMAL_DIG", "17"), ("DECIMAL_DIG", "17"),
+    ("FLT_MIN_EXP", "(-125)"), ("DBL_MIN_EXP", "(-1021)"), ("FLT_MAX_EXP", "128"),
+    ("DBL_MAX_EXP", "1024"), ("FLT_MIN_10_EXP", "(-37)"), ("DBL_MIN_10_EXP", "(-307)"),
+    ("FLT_MAX_10_EXP", "38"), ("DBL_MAX_10_EXP", "308"),
+    ("FLT_MAX", "0x1.fffffep+127F"), ("FLT_MIN", "0x1p-126F"), ("FLT_EPSILON", "0x1p-23F"),
+    ("FLT_TRUE_MIN", "0x1p-149F"), ("DBL_MAX", "0x1.fffffffffffffp+1023"),
+    ("DBL_MIN", "0x1p-1022"), ("DBL_EPSILON", "0x1p-52"), ("DBL_TRUE_MIN", "0x1p-1074"),
 )
 
 _MATH_MACROS = (
@@ -83,6 +117,8 @@ _STD_MATH_NAMES = (
     "scalbln ilogb logb nextafter copysign isnan isinf isfinite signbit"
 ).split()
 _STD_MATH = "namespace std { " + " ".join(f"using ::{name};" for name in _STD_MATH_NAMES) + " }"
+#: `<cstring>`'s two device functions (NVRTC has them built in, globally).
+_STD_STRING = "namespace std { using ::memcpy; using ::memset; }"
 
 
 def _defines(macros: tuple[tuple[str, str], ...]) -> list[str]:
@@ -93,32 +129,26 @@ def prepare_for_nvrtc(source: str) -> str:
     """Return *source* with its standard-header includes blanked and a prelude in front.
 
     Every line of *source* keeps its number (a `#line 1` follows the prelude) and its line ending;
-    only the `#include` lines of `stdint.h`, `cstdint`, `math.h` and `cmath` become empty.
+    only the `#include` lines of `STRIPPED_HEADERS` become empty.
 
     >>> out = prepare_for_nvrtc('#include <stdint.h>\\nint32_t x;\\n')
     >>> out.splitlines()[-3:]
     ['#line 1', '', 'int32_t x;']
-    >>> 'typedef int int32_t;' in out and 'INT32_MAX' in out
+    >>> 'typedef int int32_t;' in out and 'INT32_MAX' in out and 'INFINITY' in out
     True
-    >>> 'M_PI' in prepare_for_nvrtc('int x;\\n')
+    >>> 'typedef' in prepare_for_nvrtc('#include <cooperative_groups.h>\\n')
     False
     """
     lines = source.splitlines(keepends=True)
-    seen: set[str] = set()
+    cccl = False
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         match = _INCLUDE.match(body)
-        if match:
-            seen.add(match["header"])
+        if match and match["header"] in STRIPPED_HEADERS:
             lines[number] = line[len(body):]  # keep only the line ending
-    prelude = [_TYPEDEFS, *_defines(_CUDART_MACROS)]
-    if seen & {"stdint.h", "cstdint"}:
-        prelude += _defines(_INT_MACROS)
-    if "cstdint" in seen:
-        prelude.append(_STD_INTS)
-    if seen & {"math.h", "cmath"}:
-        prelude += _defines(_MATH_MACROS)
-    if "cmath" in seen:
-        prelude.append(_STD_MATH)
-    prelude.append("#line 1")
+        elif match and match["header"] in CCCL_HEADERS:
+            cccl = True
+    prelude = [_CCCL_PRELUDE if cccl else _TYPEDEFS, *_defines(_CUDART_MACROS),
+               *_defines(_INT_MACROS), *_defines(_LIMIT_MACROS), *_defines(_FLOAT_MACROS),
+               *_defines(_MATH_MACROS), _STD_INTS, _STD_MATH, _STD_STRING, "#line 1"]
     return "\n".join(prelude) + "\n" + "".join(lines)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <float.h>
+#include <limits.h>
 #include "mg_cmath.h"
 namespace std {  // what <cstddef> and <cstdint> declare in std:: (the submission may include them)
 using ::size_t; using ::ptrdiff_t; using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
@@ -41,6 +42,7 @@ using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t; using ::i
 #include "mg_half.h"
 #include "mg_bf16.h"
 #include "mg_math.h"
+#include "mg_rounding.h"
 #include "mg_atomic.h"
 #include "mg_intrinsics.h"
 
@@ -54,10 +56,11 @@ struct __mg_ctx_t {          // plain uint3s: a dim3 member would need a constru
 };
 extern struct __mg_ctx_t __mg_ctx __attribute__((visibility("hidden")));
 }
-#define threadIdx (*(const uint3*)&__mg_ctx.thread_idx)
-#define blockIdx (*(const uint3*)&__mg_ctx.block_idx)
-#define blockDim (*(const dim3*)&__mg_ctx.block_dim)
-#define gridDim (*(const dim3*)&__mg_ctx.grid_dim)
+// `struct dim3` names the type even where a kernel's variable or parameter is called dim3.
+#define threadIdx (*(const struct uint3*)&__mg_ctx.thread_idx)
+#define blockIdx (*(const struct uint3*)&__mg_ctx.block_idx)
+#define blockDim (*(const struct dim3*)&__mg_ctx.block_dim)
+#define gridDim (*(const struct dim3*)&__mg_ctx.grid_dim)
 
 // ---------------------------------------------------------------- runner entry points
 // Implemented in runner.cpp; every call may switch to another thread of the block.
@@ -87,6 +90,8 @@ enum {
 #define __syncthreads_or(p) __mg_syncthreads_op(__LINE__, __COUNTER__, __MG_SYNC_OR, (p) ? 1 : 0)
 #define __activemask() __mg_activemask()
 #define printf __mg_printf
+
+#include "mg_libc.h"
 
 // Calls an entry kernel with arguments unpacked from the runner's slots, typed by the kernel's own
 // signature (so a `const float* __restrict__` parameter receives exactly that).
@@ -197,3 +202,5 @@ __MG_WARP_REDUCE(__reduce_and_sync, __MG_REDUCE_AND, unsigned)
 __MG_WARP_REDUCE(__reduce_or_sync, __MG_REDUCE_OR, unsigned)
 __MG_WARP_REDUCE(__reduce_xor_sync, __MG_REDUCE_XOR, unsigned)
 #undef __MG_WARP_REDUCE
+
+#include "mg_cooperative_groups.h"

@@ -54,8 +54,8 @@ from mutagym.runtime.errors import CompileError, InfrastructureError
 from mutagym.runtime.toolchain import CSRC, EMULATION_HEADER, compiler, kernel_flags
 
 #: The headers whose declarations are the emulator's device API.
-HEADERS = ("mg_math.h", "mg_intrinsics.h", "mg_half.h", "mg_bf16.h", "mg_types.h", "mg_cmath.h",
-           "mg_atomic.h", "mutagym_cuda.h")
+HEADERS = ("mg_math.h", "mg_rounding.h", "mg_intrinsics.h", "mg_half.h", "mg_bf16.h", "mg_types.h",
+           "mg_cmath.h", "mg_atomic.h", "mutagym_cuda.h")
 
 #: What a template parameter is instantiated with: every type a kernel may pass.
 SCALARS = ("bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int",
@@ -531,6 +531,8 @@ def _gcc_public_overloads(fma: bool) -> Counter:
             continue   # an instance of a template
         if name.startswith("__mg") or owner.startswith("__mg") or "__mg" in params:
             continue
+        if owner.startswith("cooperative_groups"):
+            continue   # classes with member templates: checked by the COOPERATIVE_GROUPS list below
         counts[(owner, _gcc_type_names(name))] += n
     return counts
 
@@ -608,3 +610,131 @@ class TestAgainstNvrtc:
             for fma in MODES:
                 ok, _ = _gpp(fma)(f"__device__ void f() {{ {call} }}\n")
                 assert not ok, f"the emulator accepts `{call}`"
+
+
+# ------------------------------------------------------------------------------------ cooperative groups
+# The scanner above reads free functions and structs; cooperative groups are classes with member
+# templates, so their surface is this list instead: every function of the emulator's
+# csrc/mg_cooperative_groups.h, used as kernels use it, with the type CUDA gives it. Both compilers
+# must accept each use with exactly that type, and every function the header defines must be used.
+
+_CG_DECLS = ("cg::thread_block block = cg::this_thread_block(); cg::thread_group group = block; "
+             "cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block); "
+             "cg::thread_block_tile<8, cg::thread_block> tile8 = cg::tiled_partition<8>(block); "
+             "cg::coalesced_group active = cg::coalesced_threads(); cg::grid_group grid = cg::this_grid(); "
+             "float f = 1; int i = 1; unsigned u = 1; double d = 1; float2 f2{}; int pred = 0; "
+             "auto larger = [](float a, float b) { return a > b ? a : b; };")
+COOPERATIVE_GROUPS = (
+    ("cg::this_thread_block()", "cg::thread_block"), ("block.size()", "unsigned int"),
+    ("block.num_threads()", "unsigned int"), ("block.thread_rank()", "unsigned int"),
+    ("block.group_index()", "dim3"), ("block.thread_index()", "dim3"), ("block.group_dim()", "dim3"),
+    ("block.dim_threads()", "dim3"), ("block.sync()", "void"), ("cg::sync(block)", "void"),
+    ("group.size()", "unsigned long long"), ("group.num_threads()", "unsigned long long"),
+    ("group.thread_rank()", "unsigned long long"), ("group.sync()", "void"), ("cg::sync(group)", "void"),
+    ("cg::tiled_partition(block, 16)", "cg::thread_group"), ("cg::tiled_partition(group, 8)", "cg::thread_group"),
+    ("cg::tiled_partition<32>(block)", "cg::thread_block_tile<32, cg::thread_block>"),
+    ("cg::tiled_partition<8>(warp)", "cg::thread_block_tile<8, cg::thread_block_tile<32, void>>"),
+    ("cg::tiled_partition<4>(tile8)", "cg::thread_block_tile<4, cg::thread_block_tile<8, cg::thread_block>>"),
+    ("warp.thread_rank()", "unsigned int"), ("warp.num_threads()", "unsigned int"),
+    ("warp.size()", "unsigned int"), ("warp.meta_group_rank()", "unsigned int"),
+    ("warp.meta_group_size()", "unsigned int"), ("warp.sync()", "void"), ("cg::sync(warp)", "void"),
+    ("warp.shfl(f, 0)", "float"), ("warp.shfl_down(f, 1u)", "float"), ("warp.shfl_up(i, 1u)", "int"),
+    ("warp.shfl_xor(d, 1u)", "double"), ("warp.shfl(f2, 3)", "float2"), ("warp.any(1)", "int"),
+    ("warp.all(1)", "int"), ("warp.ballot(1)", "unsigned int"), ("warp.match_any(i)", "unsigned int"),
+    ("warp.match_all(u, pred)", "unsigned int"), ("tile8.thread_rank()", "unsigned int"),
+    ("tile8.meta_group_rank()", "unsigned int"), ("tile8.meta_group_size()", "unsigned int"),
+    ("tile8.shfl_down(f, 4u)", "float"), ("tile8.ballot(0)", "unsigned int"), ("tile8.sync()", "void"),
+    ("cg::coalesced_threads()", "cg::coalesced_group"), ("active.size()", "unsigned int"),
+    ("active.num_threads()", "unsigned int"), ("active.thread_rank()", "unsigned int"),
+    ("active.meta_group_rank()", "unsigned int"), ("active.meta_group_size()", "unsigned int"),
+    ("active.sync()", "void"), ("active.shfl(i, 0)", "int"), ("active.shfl_down(f, 1u)", "float"),
+    ("active.shfl_up(f, 1)", "float"), ("active.any(1)", "int"), ("active.all(0)", "int"),
+    ("active.ballot(1)", "unsigned int"), ("active.match_any(i)", "unsigned int"),
+    ("active.match_all(i, pred)", "unsigned int"), ("cg::tiled_partition(active, 4)", "cg::coalesced_group"),
+    ("cg::labeled_partition(active, i)", "cg::coalesced_group"),
+    ("cg::labeled_partition(warp, u)", "cg::coalesced_group"),
+    ("cg::binary_partition(warp, true)", "cg::coalesced_group"), ("cg::this_grid()", "cg::grid_group"),
+    ("grid.thread_rank()", "unsigned long long"), ("grid.size()", "unsigned long long"),
+    ("grid.num_threads()", "unsigned long long"), ("grid.num_blocks()", "unsigned long long"),
+    ("grid.block_rank()", "unsigned long long"), ("grid.block_index()", "dim3"),
+    ("grid.dim_blocks()", "dim3"), ("grid.group_dim()", "dim3"), ("grid.dim_threads()", "dim3"),
+    ("grid.thread_index()", "dim3"), ("grid.is_valid()", "bool"),
+    ("cg::this_thread()", "cg::thread_block_tile<1, void>"), ("cg::thread_rank(warp)", "unsigned int"),
+    ("cg::group_size(block)", "unsigned int"), ("cg::reduce(warp, f, cg::plus<float>())", "float"),
+    ("cg::reduce(tile8, i, cg::less<int>())", "int"), ("cg::reduce(warp, d, cg::greater<double>())", "double"),
+    ("cg::reduce(active, u, cg::bit_and<unsigned>())", "unsigned int"),
+    ("cg::reduce(warp, u, cg::bit_or<unsigned>())", "unsigned int"),
+    ("cg::reduce(warp, u, cg::bit_xor<unsigned>())", "unsigned int"),
+    ("cg::reduce(warp, f, larger)", "float"),
+    ("cg::inclusive_scan(warp, i)", "int"), ("cg::inclusive_scan(active, f, cg::plus<float>())", "float"),
+    ("cg::exclusive_scan(warp, i)", "int"), ("cg::exclusive_scan(tile8, f, cg::greater<float>())", "float"),
+)
+_CG_INCLUDES = ("#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+                "#include <cooperative_groups/scan.h>\nnamespace cg = cooperative_groups;\n")
+
+
+def _cg_source(uses, *, nvrtc: bool) -> str:
+    lines = [f'static_assert(mg_same_<decltype({e}), {t}>::value, "{e.replace(chr(34), "")}: {t}");'
+             for e, t in uses]
+    return ((_CG_INCLUDES if nvrtc else "namespace cg = cooperative_groups;\n") + _PRELUDE
+            + f"__device__ void uses() {{ {_CG_DECLS} {' '.join(lines)} (void)pred; }}\n")
+
+
+def test_cooperative_groups_uses_have_cudas_types_on_the_emulator():
+    """Every use in COOPERATIVE_GROUPS compiles on the emulator with CUDA's type."""
+    for fma in MODES:
+        ok, log = _gpp(fma)(_cg_source(COOPERATIVE_GROUPS, nvrtc=False))
+        assert ok, log[:3000]
+
+
+def test_cooperative_groups_uses_have_the_same_types_in_cuda():
+    """NVRTC, with CUDA's own cooperative_groups.h, gives every use the same type."""
+    _nvrtc_or_skip()
+    ok, log = _nvrtc(_cg_source(COOPERATIVE_GROUPS, nvrtc=True))
+    assert ok, log[:3000]
+
+
+def test_every_cooperative_groups_function_is_in_the_list():
+    """Each function csrc/mg_cooperative_groups.h defines outside its internal namespace is named
+    by a use above, so a function CUDA lacks cannot be added without the check seeing it."""
+    text = re.sub(r"namespace __mg_cg \{.*?\}  // namespace __mg_cg", "",
+                  (CSRC / "mg_cooperative_groups.h").read_text(), flags=re.S)
+    defined = set(re.findall(r"^\s*(?:template <[^>]*>\s*)?(?:static )?(?:inline )?(?:constexpr )?"
+                             r"[\w:<>&, ]*?\b([a-z]\w*)\s*\([^;{}\n]*\)\s*(?:const\s*)?(?:->[^{]*)?\{", text, re.M))
+    classes = set(re.findall(r"\bclass (\w+)", text))
+    used = set(re.findall(r"[.:](\w+)\s*[(<]", " ".join(e for e, _ in COOPERATIVE_GROUPS)))
+    missing = defined - classes - {"if", "for", "while"} - used
+    assert not missing, f"cooperative-groups functions no use names: {sorted(missing)}"
+    assert {"reduce", "tiled_partition", "shfl_down", "is_valid", "labeled_partition"} <= defined
+
+
+@pytest.mark.parametrize("use, message", [
+    ("cg::this_grid().sync();", "grid_group::sync() (grid-wide synchronisation) is not supported"),
+    ("auto t = cg::tiled_partition<64>(cg::this_thread_block()); (void)t;", "tiles wider than a warp"),
+    ("float v = cg::reduce(cg::this_thread_block(), 1.0f, cg::plus<float>()); (void)v;",
+     "not a whole thread_block"),
+])
+def test_cooperative_groups_the_emulator_refuses_say_why(use, message):
+    """What the emulator cannot run is refused when compiled, with a message saying why."""
+    ok, log = _gpp(True)(f"namespace cg = cooperative_groups;\n__device__ void f() {{ {use} }}\n")
+    assert not ok and message in log, log[:2000]
+
+
+#: What CUDA device code has of the C library without an include (csrc/mg_libc.h and printf:
+#: macros, which the scanner does not see), with CUDA's types.
+C_LIBRARY = (("memcpy(p, q, 8)", "void*"), ("memset(p, 0, 8)", "void*"), ("std::memcpy(p, q, 4)", "void*"),
+             ("printf(\"%d\\n\", 1)", "int"), ("assert(p != q)", "void"), ("INT_MAX", "int"),
+             ("FLT_MAX", "float"), ("DBL_EPSILON", "double"), ("INFINITY", "float"), ("LLONG_MIN", "long long"))
+
+
+def test_c_library_has_cudas_types_on_both_compilers():
+    """memcpy, memset, printf, assert and the limit macros compile with CUDA's types on the
+    emulator and under NVRTC, without an include."""
+    body = "".join(f'static_assert(mg_same_<decltype({e}), {t}>::value, "{t}"); (void)({e});'
+                   for e, t in C_LIBRARY)
+    source = _PRELUDE + f"__device__ void f(void* p, const void* q) {{ {body} }}\n"
+    ok, log = _gpp(True)(source)
+    assert ok, log[:3000]
+    _nvrtc_or_skip()
+    ok, log = _nvrtc(source)
+    assert ok, log[:3000]

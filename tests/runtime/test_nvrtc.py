@@ -59,19 +59,30 @@ class TestPrepareForNvrtc:
         assert prepared.splitlines()[0].startswith("typedef signed char int8_t;")
         assert "typedef long int64_t;" in prepared and "typedef unsigned long uintptr_t;" in prepared
 
-    def test_macros_only_with_their_header(self):
-        """INT32_MAX comes with stdint.h, M_PI with math.h, std:: names with the C++ forms."""
+    def test_prelude_is_the_same_with_or_without_includes(self):
+        """INT32_MAX, INT_MAX, FLT_MAX, M_PI, INFINITY and the std:: names come whichever standard
+        header is included, or none: the emulator's header always declares them too."""
         plain = prepare_for_nvrtc("int x;\n")
-        assert "INT32_MAX" not in plain and "M_PI" not in plain and "namespace std" not in plain
-        with_c = prepare_for_nvrtc("#include <stdint.h>\n#include <math.h>\n")
-        assert "#define INT32_MAX" in with_c and "#define M_PI" in with_c
-        assert "namespace std" not in with_c
-        with_cpp = prepare_for_nvrtc("#include <cstdint>\n#include <cmath>\n")
-        assert "using ::int32_t;" in with_cpp and "using ::sqrt;" in with_cpp
+        for name in ("#define INT32_MAX", "#define INT_MAX", "#define FLT_MAX", "#define M_PI",
+                     "#define INFINITY", "using ::int32_t;", "using ::sqrt;"):
+            assert name in plain, name
+        with_headers = prepare_for_nvrtc("#include <stdint.h>\n#include <cfloat>\n#include <climits>\n")
+        assert with_headers.split("#line 1\n")[0] == plain.split("#line 1\n")[0]
 
-    def test_leaves_other_includes_alone(self):
-        """Only whole include lines of the four headers are touched (the parser refuses others)."""
-        source = '#include <stdio.h>\n#include <stdint.hpp>\n// #include <stdint.h>\n'
+    def test_cooperative_groups_take_the_integer_types_from_cccl(self):
+        """With cooperative_groups.h, CUDA's C++ library declares the fixed-width types under NVRTC
+        (int64_t is long long there), so the prelude includes its headers instead of typedefs."""
+        prepared = prepare_for_nvrtc("#include <cooperative_groups.h>\nint64_t x;\n")
+        assert prepared.startswith("#include <cuda/std/cstdint>\n") and "typedef" not in prepared
+        assert prepared.endswith("#line 1\n#include <cooperative_groups.h>\nint64_t x;\n")
+
+    def test_blanks_every_standard_header_and_leaves_others_alone(self):
+        """stdio.h, float.h, limits.h, assert.h, string.h and their C++ forms are blanked; other
+        includes and commented ones are left as they are (the parser refuses unknown headers)."""
+        blanked = "".join(f"#include <{h}>\n" for h in ("stdio.h", "cfloat", "climits", "cassert",
+                                                        "string.h", "cstring", "float.h"))
+        assert prepare_for_nvrtc(blanked).endswith("#line 1\n" + "\n" * 7)
+        source = '#include <stdint.hpp>\n// #include <stdint.h>\n#include <cuda_fp16.h>\n'
         assert prepare_for_nvrtc(source).endswith("#line 1\n" + source)
 
 
