@@ -941,7 +941,8 @@ _TEMPLATE = re.compile(r"\btemplate\s*<")
 _TYPE_NAMES = re.compile(r"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?;"
                          r"|\busing\s+([A-Za-z_]\w*)\s*=")
 _KERNEL_TEXT = re.compile(r"\s*(?P<name>[A-Za-z_]\w*)\s*(?:<(?P<args>.*)>)?\s*", re.S)
-_TEMPLATE_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_]\w*)|(?P<num>\d+[uUlL]*)|(?P<op>::|[-,*&<>])|(?P<bad>\S))")
+_TEMPLATE_TOKEN = re.compile(r"\s*(?:(?P<word>[A-Za-z_]\w*)|(?P<num>\d+[uUlL]*)|(?P<op>::|[-,*&<>])"
+                             r"|(?P<bad>\S))")
 
 
 class _KernelTable:
@@ -985,20 +986,21 @@ class _KernelTable:
         if m["args"] is not None and not definition.template:
             raise SubmissionError(f"kernel {name!r} (line {definition.line}) is not a template; "
                                   f'write kernel = "{name}"', where=where, line=key_line("kernel"))
-        kernel = name if m["args"] is None else f"{name}<{self._template_args(m['args'], where, key_line('kernel'))}>"
+        if m["args"] is not None:
+            name = f"{name}<{self._template_args(m['args'], where, key_line('kernel'))}>"
+        kernel = name
         launch = dataclasses.replace(launch, kernel=kernel)
         if kernel in self.signatures:
             _check_arg_count(launch, self.signatures[kernel], key_line("args"))
-        elif not definition.template:
+            return launch
+        if not definition.template:
             # An error the text shows needs no compiler: a reference, a pointer to a pointer.
             for i, p in enumerate(definition.params):
                 try:
-                    _parse_param(p, i, name, definition.line, self.type_names)
+                    _parse_param(p, i, kernel, definition.line, self.type_names)
                 except _AskCompiler:
                     pass
-            self._pending.setdefault(kernel, (definition, []))[1].append(launch)
-        else:
-            self._pending.setdefault(kernel, (definition, []))[1].append(launch)
+        self._pending.setdefault(kernel, (definition, []))[1].append(launch)
         return launch
 
     def _template_args(self, text: str, where: str, line: int) -> str:
