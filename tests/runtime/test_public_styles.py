@@ -452,11 +452,13 @@ def _():
 DEBUG_PRINT_ASSERT = submission("""
     #include <stdio.h>
     #include <assert.h>
-    // printf / assert debugging left in a kernel; a variable named dim3 (legal CUDA).
+    // printf / assert debugging left in a kernel; a variable and a parameter named dim3 (legal
+    // CUDA: the builtins keep their meaning).
+    __device__ int row_of(int i, int dim3) { return i / (dim3 * blockDim.y); }
     extern "C" __global__ void scale(const float* x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         int dim3 = blockDim.x;
-        assert(dim3 == 32);
+        assert(dim3 == 32 && row_of(i, dim3) == (int)blockIdx.x);
         if (i == 0) printf("scale: n=%d first=%.2f\\n", n, x[0]);
         if (i < n) y[i] = 2.0f * x[i];
     }

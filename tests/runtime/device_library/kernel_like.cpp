@@ -5,6 +5,7 @@
 #include "mg_half.h"
 #include "mg_bf16.h"
 #include "mg_math.h"
+#include "mg_rounding.h"
 #include "mg_atomic.h"
 #include "mg_intrinsics.h"
 
@@ -159,5 +160,16 @@ extern "C" void typical_patterns(const float *x, const __half *h, const half2 *h
         oh[i] = hv + __low2half(p) + h_from_int + h_from_double;
         ob[i] = bv;
         out[i] = acc + (float)m + expf(x[i]) + rsqrtf(x[i]) + tanhf(x[i]) + erff(x[i]);
+    }
+}
+
+extern "C" void directed_rounding(const double *in, double *out, float *outf, int n) {
+    for (int i = 0; i < n; ++i) {
+        double d = in[i];
+        float x = (float)d;
+        out[i] = __dadd_rz(d, 1.0) + __dmul_rd(d, d) + __ddiv_ru(d, 3.0) + __dsqrt_rd(d) + __fma_rz(d, d, d) +
+                 __drcp_ru(d) + __dsub_rd(d, 0.5);
+        outf[i] = __fadd_ru(x, 1.0f) + __fmul_rz(x, x) + __fdiv_rd(x, 3.0f) + __fsqrt_ru(x) + __frcp_rz(x) +
+                  __fmaf_rd(x, x, x) + __fmaf_ieee_ru(x, x, x) + __fsub_rz(x, 2.0f);
     }
 }
