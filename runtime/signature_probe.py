@@ -20,6 +20,9 @@ milliseconds, and only submissions whose signatures need it pay it. g++ runs bou
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -29,10 +32,12 @@ from .errors import SubmissionError
 from .headers import ALLOWED_INCLUDE_LINE
 from .preprocessed import emulator_macros
 from .redact import redact_log
-from .toolchain import KERNEL_LIMITS, compiler, header_path, kernel_flags
+from .toolchain import KERNEL_LIMITS, cache_dir, compiler, header_path, kernel_flags, runtime_version
 
 __all__ = ["ProbeError", "kernel_types", "split_top_level"]
 
+#: Bumped whenever what a probe answers changes: it names the remembered answers.
+_PROBE_VERSION = "2"
 _SOURCE = "submission.cu"
 _PROBES = "mutagym-probe"
 _ANSWER = re.compile(r"'__mg_show<void ?\((?P<params>.*)\)> __mg_probe_(?P<index>\d+)' has incomplete type")
@@ -52,9 +57,28 @@ def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | ProbeE
     such as `sgemm<32, 32, 8>`), the canonical C++ spelling of each of its parameter types, in
     order; or, where g++ cannot name the function, a `ProbeError`.
 
-    Raises SubmissionError when g++ hits one of its limits on the text.
+    Raises SubmissionError when g++ hits one of its limits on the text. Answers are remembered on
+    disk (`toolchain.cache_dir`), by the text, the kernels, the flags and the emulator's sources:
+    the judge's workers parse one submission each, and pay for one probe between them.
     """
     flags = kernel_flags()
+    key = hashlib.sha256(json.dumps([_PROBE_VERSION, runtime_version(), compiler(), flags, source,
+                                     list(kernels)]).encode()).hexdigest()
+    remembered = cache_dir() / "signatures" / key[:2] / f"{key}.json"
+    if remembered.exists():
+        return [a["types"] if "types" in a else ProbeError(*a["error"])
+                for a in json.loads(remembered.read_text())]
+    answers = _probe(source, kernels, flags)
+    remembered.parent.mkdir(parents=True, exist_ok=True)
+    partial = remembered.with_name(f"{key}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps([{"error": list(a)} if isinstance(a, ProbeError) else {"types": a}
+                                   for a in answers]))
+    partial.replace(remembered)
+    return answers
+
+
+def _probe(source: str, kernels: Sequence[str], flags: tuple[str, ...]) -> list[list[str] | ProbeError]:
+    """`kernel_types` without the cache: one g++ run."""
     body = ALLOWED_INCLUDE_LINE.sub("", source)
     defines = "".join(f"#define {name} {value}\n" for name, value in emulator_macros().items())
     probes = "".join(f"__mg_show<decltype({k})> __mg_probe_{i};\n" for i, k in enumerate(kernels))
@@ -70,8 +94,10 @@ def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | ProbeE
     for m in _ANSWER.finditer(log):
         params = m["params"].strip()
         answers[int(m["index"])] = [] if params in ("", "void") else split_top_level(params)
-    errors = {int(m["line"]) - 2: m["text"].strip() for m in _ERROR.finditer(log)
-              if m["file"] == _PROBES and "has incomplete type" not in m["text"]}
+    errors: dict[int, str] = {}   # the first error of each probe's line: the cause, not the echo
+    for m in _ERROR.finditer(log):
+        if m["file"] == _PROBES and "has incomplete type" not in m["text"]:
+            errors.setdefault(int(m["line"]) - 2, m["text"].strip())
     first = next((m for m in _ERROR.finditer(log) if m["file"] == _SOURCE), None)
     if first is not None:   # g++ recovers from an error in the text with guesses: trust no answer
         return [ProbeError(first["text"].strip(), int(first["line"]))] * len(kernels)
