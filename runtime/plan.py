@@ -5,12 +5,15 @@ A `Submission` says how to launch in terms of names (`grid = ["ceil_div(n, 256)"
 arrays, output shapes, dims and scalars) and checks everything a GPU would refuse or silently
 get wrong, so that both backends (CPU emulator and CuPy) receive the same, already valid plan:
 
-- every buffer (input, output, scratch) with its dtype, shape, size and initial contents;
+- every buffer (input, output, scratch) with its dtype, shape, size and initial contents (an
+  `inout` output starts as a copy of its input, a `fill`ed buffer holds its value);
 - every launch with a 3-d grid and block within CUDA limits and its dynamic shared memory, and
   with no more threads than `thread_budget` allows for the buffers' sizes (the largest legal
   grid costs seconds of emulation, not minutes per input);
-- every argument bound to a buffer (pointer parameters, element type checked) or packed into
-  the little-endian bytes of its value parameter.
+- every argument bound to a pointer into a buffer (pointer parameters, element type checked;
+  `x + 4` points four elements in, within the buffer) or packed into the little-endian bytes of
+  its value parameter (a name, an integer or real expression, or NULL's eight zero bytes);
+- every `__constant__` binding with the input whose bytes it receives.
 
 Errors are `LaunchError`s naming the launch, the `args` entry, its value and what was expected.
 """
