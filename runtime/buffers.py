@@ -30,7 +30,8 @@ come from PCG64's raw stream (`random_raw`), stable across numpy versions. Eleme
 buffer's data, element `i` past its end and element `i` before its start come from three streams
 of their own, so the `cuda` backend, whose slack is 256 canary bytes on each side rather than a
 page, fills the same positions with the same values. `init = "zero"` scratch is zero (its
-slack is poisoned); inputs' data are the inputs' bytes.
+slack is poisoned); inputs' data are the inputs' bytes, an `inout` output's its input's, a filled
+buffer's its fill value in every element (`initial_bytes`, for both backends).
 
 Each buffer of each case draws its family on its own (each with probability 1/5, integers 1/4),
 so a kernel whose output depends on what its memory held first (an `fmaxf` accumulator never
@@ -302,7 +303,7 @@ class DeviceMemory:
                 and all(_same_frozen_arrays(a, b) for a, b in zip(inputs, self.inputs)))
 
     def _fill(self, inputs: list[dict[str, np.ndarray]] | None) -> None:
-        """Fill outputs and scratch (poison, or zero for `init = "zero"` scratch) and the poison
+        """Fill outputs and scratch (`initial_bytes`: poison, zeros, a fill, an input's copy) and the poison
         around them; unless `inputs` is None, copy in the inputs and poison the slack around them
         (the runner maps inputs' pages read-only, so that slack never needs restoring)."""
         for case, plan in enumerate(self.plans):

@@ -11,7 +11,10 @@ How a case runs:
    are filled with the case's poison and the canaries with the poison of the positions they
    stand for, the very values the CPU emulator puts there (`buffers.Poison`: drawn per case and
    buffer from a digest of the case, NaN, large finite values of either sign, random bits);
-   `init = "zero"` scratch is zeroed. This happens before every case.
+   `init = "zero"` scratch is zeroed, `inout` outputs and filled buffers start as the emulator's
+   do (`buffers.initial_bytes`), and bound `__constant__` arrays receive their inputs' bytes.
+   This happens before every case. Kernels are looked up by NVRTC's lowered names, so C++
+   linkage and template instantiations load as extern "C" kernels do.
 3. Launches run in plan order, each followed by a device synchronisation and a canary check, so a
    fault names its launch. After the last launch every input is compared byte for byte with the
    host copy.
