@@ -541,3 +541,56 @@ def test_grid_sync_is_refused_when_compiled():
 def test_suite_covers_each_style():
     """One entry or more per style the issue names, each with its own id."""
     assert len(STYLES) >= 11 and len(set(IDS)) == len(IDS)
+
+
+def _run_or_xfail(source: str, case: RunCase, schedule: str) -> RunResult:
+    """One run of a cooperative-groups kernel; an expected failure while the parser gives it no
+    fibers (without them coalesced_threads() is the calling lane alone: no error, wrong sizes)."""
+    if not parse_submission(source).uses_barriers:
+        pytest.xfail("the submission parser gives no fibers to cooperative-groups code without a "
+                     "barrier intrinsic (Submission.uses_barriers)")
+    return compiled(source).run(case.inputs, case.outputs, case.dims, case.scalars, schedule=schedule)
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_a_missing_group_sync_is_a_data_race(schedule):
+    """block.sync() is a barrier to the race detector: without it, the first warp reads the other
+    warps' partial sums unordered, a data_race in every thread order."""
+    racy = CG_BLOCK_SUM.replace("        block.sync();\n", "")
+    assert racy != CG_BLOCK_SUM
+    x = np.ones(4096, np.float32)
+    result = _run_or_xfail(racy, RunCase({"x": x}, {"partial": ((8,), "float32")}, {"n": 4096}), schedule)
+    assert result.outcome == "data_race", (result.outcome, result.message)
+
+
+COALESCED_DIVERGENT = submission(CG + """
+    // coalesced_threads() in a branch: the group is the warp's lanes that took it.
+    extern "C" __global__ void branch_groups(const int* take, int* size, int* rank) {
+        int t = threadIdx.x;
+        size[t] = -1;
+        rank[t] = -1;
+        if (take[t]) {
+            cg::coalesced_group g = cg::coalesced_threads();
+            size[t] = g.size();
+            rank[t] = g.thread_rank();
+        }
+    }
+""", launch("branch_groups", [1], [64], ["take", "size", "rank"]))
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_coalesced_threads_in_a_branch_are_the_lanes_that_took_it(schedule):
+    """The group's size is the number of lanes of the warp in the branch, ranks count them."""
+    take = (np.arange(64) % 3 == 0).astype(np.int32)
+    take[40:] = 0
+    case = RunCase({"take": take}, {"size": ((64,), "int32"), "rank": ((64,), "int32")})
+    result = _run_or_xfail(COALESCED_DIVERGENT, case, schedule)
+    assert result.ok, result.message
+    size, rank = np.full(64, -1, np.int32), np.full(64, -1, np.int32)
+    for warp in (0, 1):
+        lanes = [t for t in range(32 * warp, 32 * warp + 32) if take[t]]
+        for r, t in enumerate(lanes):
+            size[t], rank[t] = len(lanes), r
+    equal(result.outputs["size"], size, "sizes")
+    equal(result.outputs["rank"], rank, "ranks")
+    nvrtc_compile(COALESCED_DIVERGENT)
