@@ -69,7 +69,7 @@ class TestDatasetCommand:
     def test_bad_selection_exits_2_and_writes_nothing(self, tmp_path):
         proc = mutagym("dataset", "--out", str(tmp_path / "out"), "--problems", "relu,nope*")
         assert proc.returncode == 2
-        assert "error: problems: 'nope*' matches no problem of the catalog" in proc.stdout
+        assert "mutagym dataset: error: --problems 'nope*' matches no problem of the catalog" in proc.stderr
         assert not (tmp_path / "out").exists()
 
     def test_trainers_load_both_files(self, tmp_path):

@@ -71,7 +71,7 @@ def test_mutate_and_mutant_commands(relu_pool):
     assert shown.returncode == 0 and some.diff in shown.stdout
     missing = subprocess.run([sys.executable, "-m", "mutagym", "mutant", "0123456789abcdef"],
                              capture_output=True, text=True, timeout=300)
-    assert missing.returncode == 1 and "no mutant '0123456789abcdef'" in missing.stdout
+    assert missing.returncode == 2 and "ID '0123456789abcdef': no mutant of that id" in missing.stderr
 
 
 def test_a_launch_that_cannot_start_is_quarantined_not_a_crash():
