@@ -61,6 +61,7 @@ def thread_budget(elements: int) -> int:
     return max(MIN_THREAD_BUDGET, min(THREADS_PER_ELEMENT * elements, MAX_THREAD_BUDGET))
 
 
+_FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 # struct format of each value-parameter dtype (little-endian, standard sizes).
 _PACK = {"int8": "<b", "uint8": "<B", "int16": "<h", "uint16": "<H", "int32": "<i", "uint32": "<I",
          "int64": "<q", "uint64": "<Q", "float32": "<f", "float64": "<d", "bool": "<?"}
@@ -282,7 +283,8 @@ def _element_bytes(value: int | float, dtype: str) -> bytes:
             import ml_dtypes
             element = np.array(value, dtype=ml_dtypes.bfloat16)
         else:
-            element = np.array(value, dtype=np.float16)
+            with np.errstate(over="ignore"):   # an overflow is the ValueError below
+                element = np.array(value, dtype=np.float16)
         if np.isinf(element) and not math.isinf(value):
             raise ValueError(f"{value!r} is out of range for {dtype}")
         return element.tobytes()
@@ -418,7 +420,7 @@ def _bind(launch: Launch, position: int, param: Param, kinds: Mapping[str, str],
         value = dims[name] if kind == "dim" else scalars[name]
         what = f"{kind} {name!r} = {value!r}"
     else:
-        expr = argument.real if param.dtype in ("float32", "float64") else argument.expr
+        expr = argument.real if param.dtype in _FLOAT_DTYPES else argument.expr
         named = sorted(n for n in (expr or argument.real).names if n in buffers)
         if named:
             raise fail(f"{arg} uses buffer {named[0]!r} in an expression; a pointer argument is "
@@ -431,11 +433,11 @@ def _bind(launch: Launch, position: int, param: Param, kinds: Mapping[str, str],
     if param.pointer:
         raise fail(f"{arg} is {what} but {param_text} is a pointer {param.ctype}*; pointers take "
                    "inputs, outputs, scratch buffers, 'buffer + elements' or NULL")
-    if param.dtype not in _PACK or param.vector_width > 1:
+    if param.vector_width > 1:
         raise fail(f"{param_text} is a value of type {param.ctype}, which mutagym cannot pass; "
-                   "take a float, double or integer and convert in the kernel")
+                   "take its components as scalars and build it in the kernel")
     try:
-        packed = _pack(value, param.dtype)
+        packed = _element_bytes(value, param.dtype)
     except ValueError as err:
         raise fail(f"{arg} is {what} but {param_text} is {param.ctype}: {err}") from None
     return ArgBinding(param, "value", None, packed)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -653,6 +654,20 @@ class TestArguments:
         assert np.frombuffer(scale.value, np.float32)[0] == 0.125
         assert np.frombuffer(eps2.value, np.float64)[0] == 2e-5
         assert int.from_bytes(n.value, "little") == 2
+
+    def test_half_precision_values(self):
+        source = block_of("__global__ void k(__half a, __nv_bfloat16 b, half2 c) {}\n",
+                          launch=[{"kernel": "k", "grid": [1], "block": [1], "args": ["alpha", "1 / 3", "alpha"]}])
+        sub = parse_submission(source)
+        with pytest.raises(LaunchError, match=r"parameter 'c' of kernel 'k' is a value of type half2, which "
+                                              r"mutagym cannot pass; take its components as scalars"):
+            resolve_plan(sub, {}, {}, {}, {"alpha": 0.5})
+        ok = parse_submission(source.replace("half2 c", "int c").replace('"alpha"]', '"2"]'))
+        a, b, c = resolve_plan(ok, {}, {}, {}, {"alpha": 0.5}).launches[0].args
+        assert a.value == np.float16(0.5).tobytes()
+        assert b.value == np.array(1 / 3, dtype=ml_dtypes.bfloat16).tobytes()
+        with pytest.raises(LaunchError, match=r"parameter 'a' of kernel 'k' is __half: 100000.0 is out of range for float16$"):
+            resolve_plan(ok, {}, {}, {}, {"alpha": 1e5})
 
     def test_value_expression_for_a_pointer(self):
         with pytest.raises(LaunchError, match=r"arg 'n \+ 1' of launch 0 is 'n \+ 1' = 11 but parameter 'x' "
