@@ -4,8 +4,10 @@ NVRTC has no system headers: `#include <stdint.h>` fails, and `int32_t`, `INT32_
 `FLT_MAX`, `M_PI`, `INFINITY` and the `std::` forms of the math functions are not defined (math
 functions themselves, `printf`, `assert`, `memcpy`, `memset`, `size_t` and `ptrdiff_t` are built
 in). `prepare_for_nvrtc` blanks the includes of the C and C++ standard headers
-(`headers.STANDARD_HEADERS`) and puts a short prelude in front that supplies what they would have,
-followed by `#line 1`, so every compiler message still names the submission's own line. The
+(`headers.STANDARD_HEADERS`) and of the runtime headers nvcc includes anyway
+(`headers.RUNTIME_HEADERS`: `cuda_runtime.h`, `device_launch_parameters.h`, ...), and puts a
+short prelude in front that supplies what they would have, followed by `#line 1`, so every
+compiler message still names the submission's own line. The
 prelude is the same whichever of them a text includes: the emulator's header always declares all
 of it (nvcc's implicit `<math.h>` does the same for the math macros), so a text means the same to
 both compilers. CUDA's headers (`cuda_fp16.h`, `cooperative_groups.h`, ...) stay: they resolve
@@ -23,12 +25,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .headers import CCCL_HEADERS, STANDARD_HEADERS
+from .headers import CCCL_HEADERS, RUNTIME_HEADERS, STANDARD_HEADERS
 
 __all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
 
 #: Headers whose `#include` lines are replaced by an empty line.
-STRIPPED_HEADERS = STANDARD_HEADERS
+STRIPPED_HEADERS = STANDARD_HEADERS + RUNTIME_HEADERS
 
 _INCLUDE = re.compile(
     r"""^[ \t]*\#[ \t]*include[ \t]*[<"](?P<header>[\w./]+)[>"]"""
@@ -106,8 +108,9 @@ _CUDART_MACROS = tuple(
     for name, value in re.findall(r"^#define (CUDART_\w+) ([^/\n]+)",
                                   (Path(__file__).with_name("csrc") / "mg_math.h").read_text(), re.M))
 
-#: `<cstdint>` declares the types in `std::` as well.
-_STD_INTS = "namespace std { " + " ".join(f"using ::{name};" for name, _ in _INT_TYPES) + " }"
+#: `<cstdint>` and `<cstddef>` declare the types in `std::` as well.
+_STD_INTS = ("namespace std { using ::size_t; using ::ptrdiff_t; "
+             + " ".join(f"using ::{name};" for name, _ in _INT_TYPES) + " }")
 
 #: `<cmath>` declares the math functions in `std::`; NVRTC declares them only globally.
 _STD_MATH_NAMES = (

@@ -77,11 +77,13 @@ class TestPrepareForNvrtc:
         assert prepared.endswith("#line 1\n#include <cooperative_groups.h>\nint64_t x;\n")
 
     def test_blanks_every_standard_header_and_leaves_others_alone(self):
-        """stdio.h, float.h, limits.h, assert.h, string.h and their C++ forms are blanked; other
-        includes and commented ones are left as they are (the parser refuses unknown headers)."""
-        blanked = "".join(f"#include <{h}>\n" for h in ("stdio.h", "cfloat", "climits", "cassert",
-                                                        "string.h", "cstring", "float.h"))
-        assert prepare_for_nvrtc(blanked).endswith("#line 1\n" + "\n" * 7)
+        """stdio.h, float.h, limits.h, assert.h, string.h, stddef.h, their C++ forms and the
+        runtime headers nvcc includes anyway are blanked; other includes and commented ones are
+        left as they are (the parser refuses unknown headers)."""
+        headers = ("stdio.h", "cfloat", "climits", "cassert", "string.h", "cstring", "float.h",
+                   "cstddef", "cuda_runtime.h", "device_launch_parameters.h", "math_constants.h")
+        blanked = "".join(f"#include <{h}>\n" for h in headers)
+        assert prepare_for_nvrtc(blanked).endswith("#line 1\n" + "\n" * len(headers))
         source = '#include <stdint.hpp>\n// #include <stdint.h>\n#include <cuda_fp16.h>\n'
         assert prepare_for_nvrtc(source).endswith("#line 1\n" + source)
 

@@ -360,16 +360,19 @@ def _():
 
 
 MEMCPY_MEMSET = submission("""
+    #include <cuda_runtime.h>
+    #include <device_launch_parameters.h>
+    #include <cstddef>
     #include <string.h>
     #include <float.h>
     // Device memcpy / memset: a record copied by bytes into a local struct, a local histogram
-    // cleared with memset; limits from <float.h>.
+    // cleared with memset; limits from <float.h>; the runtime headers a .cu file starts with.
     struct Particle { float x, y, z, w; };
     extern "C" __global__ void particles(const float* raw, float* norm, int* hist, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i >= n) return;
         Particle p;
-        memcpy(&p, raw + 4 * i, sizeof p);
+        memcpy(&p, raw + 4 * i, (std::size_t)sizeof p);
         int local[4];
         memset(local, 0, sizeof local);
         float v[4] = {p.x, p.y, p.z, p.w};
