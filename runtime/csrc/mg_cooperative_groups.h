@@ -27,7 +27,7 @@ namespace cooperative_groups {
 // The line of a sync() call (its default argument is evaluated where sync() is called).
 struct __mg_site {
     int line;
-    constexpr __mg_site(int l = __builtin_LINE()) : line(l) {}
+    explicit constexpr __mg_site(int l = __builtin_LINE()) : line(l) {}
 };
 
 namespace __mg_cg {
