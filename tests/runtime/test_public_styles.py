@@ -597,3 +597,22 @@ def test_coalesced_threads_in_a_branch_are_the_lanes_that_took_it(schedule):
     equal(result.outputs["size"], size, "sizes")
     equal(result.outputs["rank"], rank, "ranks")
     nvrtc_compile(COALESCED_DIVERGENT)
+
+
+RACY_MEMCPY = submission("""
+    // Every thread copies its own element to the same place, with a size known only at run time
+    // (a call of the C library's memcpy, which g++'s instrumentation does not see by itself).
+    extern "C" __global__ void gather(const float* x, float* out, int n) {
+        memcpy(out, x + threadIdx.x, n * sizeof(float));
+    }
+""", launch("gather", [1], [32], ["x", "out", "n"]))
+
+
+def test_device_memcpy_of_runtime_size_is_seen_by_the_race_detector():
+    """Threads memcpy different values into one element with nothing ordering them: a data_race,
+    as two plain stores would be."""
+    x = np.arange(32, dtype=np.float32)
+    result = compiled(RACY_MEMCPY).run({"x": x}, {"out": ((1,), "float32")}, {"n": 1})
+    assert result.outcome == "data_race", (result.outcome, result.message)
+    ordered = compiled(RACY_MEMCPY.replace("x + threadIdx.x", "x")).run({"x": x}, {"out": ((1,), "float32")}, {"n": 1})
+    assert ordered.ok, ordered.message   # the same value from every thread is no race
