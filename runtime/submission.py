@@ -77,12 +77,14 @@ _C_TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "bool", "void"}
 _PARAM_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict",
                      "__grid_constant__", "struct"}
 
-# Intrinsics that make threads of a block or warp wait for each other: a kernel that names one
-# needs the emulator's fibers. Redefining one with #define is refused.
+# Intrinsics that make threads of a block or warp wait for each other, and the cooperative-groups
+# namespace (its groups sync, shuffle, vote and reduce on the same barriers and collectives, and
+# every use of it names it): a kernel that names one needs the emulator's fibers. Redefining one
+# with #define is refused.
 _BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|__syncwarp|__activemask"
                       r"|__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync)?"
                       r"|__any(?:_sync)?|__all(?:_sync)?|__match_(?:any|all)_sync"
-                      r"|__reduce_(?:add|min|max|and|or|xor)_sync)\b")
+                      r"|__reduce_(?:add|min|max|and|or|xor)_sync|cooperative_groups)\b")
 _BUILTINS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__global__",
              "__device__", "__shared__"}
 _DIRECTIVES = {"", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",
@@ -369,7 +371,8 @@ def _parse_text(text: str) -> Submission:
     table.resolve()   # the compiler reads the text only once the checks above have passed it
     return Submission(source=text, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
                       launches=launches, scratch=scratch, kernels=table.signatures,
-                      uses_barriers=_BARRIER.search(scan.code) is not None, includes=includes,
+                      uses_barriers=_BARRIER.search(scan.code) is not None
+                      or any(h.startswith("cooperative_groups") for h in includes), includes=includes,
                       inout=inout, constants=constants)
 
 

@@ -594,6 +594,13 @@ extern "C" __global__ void none(void) {}
         code = insert(f"int v = i; {intrinsic};")
         assert parse_submission(submission(code=code)).uses_barriers
 
+    @pytest.mark.parametrize("code", [
+        "#include <cooperative_groups.h>\n", '#include "cooperative_groups.h"\n',
+        "namespace cg = cooperative_groups;\n"])
+    def test_cooperative_groups_use_barriers(self, code):
+        """Groups sync and exchange through the emulator's barriers and collectives."""
+        assert parse_submission(submission(code=code + RELU_CODE)).uses_barriers
+
     def test_barrier_in_a_comment_does_not_count(self):
         code = RELU_CODE + "// __syncthreads();\n/* __shfl_sync */\n"
         assert not parse_submission(submission(code=code)).uses_barriers
