@@ -1,0 +1,199 @@
+"""Probe of our own (issue 17 item 4): hand-written kernels judged by the reward gate and by each
+checker preset; results in benchmarks/README.md, "Probe of our own (issue 17 item 4)".
+
+The kill matrix measures checkers against single-site mutants of our own substrates; policies
+write other faults (a vector tail for some residues only, a capped grid, an online softmax without
+rescaling, an accumulator at 0 instead of -inf, ...). `benchmarks/probe/` holds kernels written
+apart from the substrates, half wrong with a witness input and half correct with other numerics
+(`probe.toml`). Each kernel is judged as the environment judges it (`envs.judge.Judge`, in this
+process: the reward gate by default, or one checker alone), and the table counts per judge the
+false accepts (a wrong kernel paid) and false rejects (a correct kernel refused).
+
+    python benchmarks/bench_probe.py                      # every kernel, the gate and every checker
+    python benchmarks/bench_probe.py --only softmax --checkers kernelbench
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PROBE_DIR = Path(__file__).resolve().parent / "probe"
+MANIFEST = PROBE_DIR / "probe.toml"
+#: The secret of the gate's fresh draws: fixed, so a rerun draws the same fresh cases.
+SECRET = 20261201
+GATE = "gate"
+_COMMON = {"file", "problem", "expected"}
+_KEYS = {"wrong": _COMMON | {"kind", "fault", "witness", "after"},
+         "correct": _COMMON | {"numerics", "inputs", "gap"}}
+_REQUIRED = {"wrong": _COMMON | {"kind", "fault", "witness"}, "correct": _COMMON | {"numerics", "inputs"}}
+
+
+@dataclass(frozen=True)
+class ProbeKernel:
+    """One manifest entry: a kernel file, its problem and expected verdict; a wrong kernel's fault
+    and witness (an input id, `after` an input run before it in the same batch), a correct
+    kernel's numerics, the inputs it must be right on, and the product's gap that makes it fail
+    there today, if one does."""
+
+    file: str
+    problem: str
+    expected: str
+    kind: str = ""
+    fault: str = ""
+    witness: str = ""
+    after: str = ""
+    numerics: str = ""
+    inputs: tuple[str, ...] = ()
+    gap: str = ""
+
+    @property
+    def path(self) -> Path:
+        return PROBE_DIR / self.file
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        """The input ids that prove the expectation, in the order they run in one batch."""
+        if self.expected == "correct":
+            return self.inputs
+        return (self.after, self.witness) if self.after else (self.witness,)
+
+
+def load_manifest(path: Path = MANIFEST) -> list[ProbeKernel]:
+    """The entries of `path`; a malformed entry raises ValueError naming its index, file and key."""
+    from mutagym.rewards.generators import parse_input_id
+    entries = tomllib.loads(path.read_text()).get("kernel", [])
+    kernels = []
+    for k, entry in enumerate(entries):
+        where = f"{path.name} kernel #{k} ({entry.get('file', '?')})"
+        expected = entry.get("expected")
+        if expected not in _KEYS:
+            raise ValueError(f"{where}: expected must be 'wrong' or 'correct', got {expected!r}")
+        unknown, missing = set(entry) - _KEYS[expected], _REQUIRED[expected] - set(entry)
+        if unknown or missing:
+            raise ValueError(f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
+        kernel = ProbeKernel(**{**entry, "inputs": tuple(entry.get("inputs", ()))})
+        for input_id in kernel.cases:
+            if parse_input_id(input_id)[0] != kernel.problem:
+                raise ValueError(f"{where}: input {input_id!r} is not an input of problem {kernel.problem!r}")
+        if expected == "correct" and not kernel.inputs:
+            raise ValueError(f"{where}: a correct kernel needs at least one input")
+        kernels.append(kernel)
+    return kernels
+
+
+def run_cases(kernel: ProbeKernel, schedules: tuple[str, ...] = ("ascending",)) -> dict[str, list]:
+    """`kernel.cases` run in one batch on the emulator against the fp64 reference at the problem's
+    tolerance (as `mutagym run` judges one input), under each of `schedules`: a `CaseJudgement`
+    per case, by schedule."""
+    from mutagym.rewards.generators import generate_from_id
+    from mutagym.rewards.judging import comparator_for, judge_kernel
+    from mutagym.runtime import compile
+    from mutagym.substrates.catalog import load_problem
+    problem = load_problem(kernel.problem)
+    built = compile(kernel.path.read_text(), backend="cpu")
+    inputs = [generate_from_id(i) for i in kernel.cases]
+    return judge_kernel(built, problem, inputs, comparator_for(problem), schedules)
+
+
+def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = SECRET) -> list[dict]:
+    """Each kernel's verdict by the reward gate (`GATE`) and by each checker alone: a record per
+    kernel with, per judge, accepted, outcome, and the gate's failing stage and order."""
+    from mutagym.envs.judge import Judge
+    judges = {GATE: Judge(None, prescreen=False, secret=secret),
+              **{name: Judge(name, prescreen=False) for name in checkers}}
+    records = []
+    try:
+        for kernel in kernels:
+            source = kernel.path.read_text()
+            record = {"file": kernel.file, "problem": kernel.problem, "expected": kernel.expected,
+                      "kind": kernel.kind or "-", "verdicts": {}}
+            for name, judge in judges.items():
+                started = time.perf_counter()
+                j = judge.judge(source, kernel.problem)
+                gate = j.gate or {}
+                record["verdicts"][name] = {"accepted": j.accepted, "outcome": j.outcome,
+                                            "infra_error": j.infra_error, "stage": gate.get("stage"),
+                                            "schedule": gate.get("schedule"),
+                                            "failing": gate.get("failing"),
+                                            "seconds": round(time.perf_counter() - started, 2)}
+            records.append(record)
+    finally:
+        for judge in judges.values():
+            judge.close()
+    return records
+
+
+def summarise(records: list[dict], judges: list[str]) -> list[dict]:
+    """Per judge: false accepts (wrong kernels accepted), false rejects (correct kernels refused)
+    and infrastructure errors, over the probe's wrong and correct kernels."""
+    wrong = [r for r in records if r["expected"] == "wrong"]
+    right = [r for r in records if r["expected"] == "correct"]
+    return [{"judge": name,
+             "false_accepts": sum(r["verdicts"][name]["accepted"] for r in wrong), "wrong": len(wrong),
+             "false_rejects": sum(not r["verdicts"][name]["accepted"] for r in right), "correct": len(right),
+             "infra_errors": sum(r["verdicts"][name]["infra_error"] for r in records)}
+            for name in judges]
+
+
+def _cell(verdict: dict, expected: str) -> str:
+    ok = verdict["accepted"] == (expected == "correct")
+    word = "accept" if verdict["accepted"] else "reject"
+    where = f" ({verdict['stage']}/{verdict['schedule']})" if verdict.get("stage") else ""
+    text = f"{word}{where}" if verdict["accepted"] else f"{word}: {verdict['outcome']}{where}"
+    return f"[green]{text}[/green]" if ok else f"[bold red]{text}[/bold red]"
+
+
+def main() -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from mutagym.rewards.checker import list_checkers
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="comma-separated problems or file stems to judge (default: all)")
+    parser.add_argument("--checkers", help="comma-separated checkers judged alone (default: every shipped one)")
+    parser.add_argument("--secret", type=int, default=SECRET, help="seed of the gate's fresh draws")
+    parser.add_argument("--json", help="also write the records to this file")
+    args = parser.parse_args()
+    kernels = load_manifest()
+    if args.only:
+        wanted = set(args.only.split(","))
+        kernels = [k for k in kernels if k.problem in wanted or Path(k.file).stem in wanted]
+    checkers = args.checkers.split(",") if args.checkers else list_checkers()
+    console = Console()
+    settings = Table(title="bench_probe settings")
+    for col in ("kernels", "wrong", "correct", "problems", "gate secret", "checkers alone"):
+        settings.add_column(col)
+    settings.add_row(str(len(kernels)), str(sum(k.expected == "wrong" for k in kernels)),
+                     str(sum(k.expected == "correct" for k in kernels)), str(len({k.problem for k in kernels})),
+                     str(args.secret), ", ".join(checkers))
+    console.print(settings)
+    started = time.perf_counter()
+    with console.status("judging the probe"):
+        records = judge_probe(kernels, checkers, args.secret)
+    judges = [GATE, *checkers]
+    table = Table(title="probe verdicts (red: a false accept or a false reject)")
+    for col in ("kernel", "problem", "expected", "fault kind", *judges):
+        table.add_column(col, overflow="fold")
+    for r in records:
+        table.add_row(r["file"].removesuffix(".cu"), r["problem"], r["expected"], r["kind"],
+                      *(_cell(r["verdicts"][name], r["expected"]) for name in judges))
+    console.print(table)
+    summary = summarise(records, judges)
+    totals = Table(title=f"false accepts and rejects per judge ({time.perf_counter() - started:.0f} s)")
+    for col in ("judge", "false accepts (wrong paid)", "false rejects (correct refused)", "infra errors"):
+        totals.add_column(col)
+    for s in summary:
+        totals.add_row(s["judge"], f"{s['false_accepts']}/{s['wrong']}", f"{s['false_rejects']}/{s['correct']}",
+                       str(s["infra_errors"]))
+    console.print(totals)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"records": records, "summary": summary}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
