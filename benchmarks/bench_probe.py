@@ -100,9 +100,11 @@ def run_cases(kernel: ProbeKernel, schedules: tuple[str, ...] = ("ascending",)) 
     return judge_kernel(built, problem, inputs, comparator_for(problem), schedules)
 
 
-def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = SECRET) -> list[dict]:
+def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = SECRET,
+                on_done=lambda record: None) -> list[dict]:
     """Each kernel's verdict by the reward gate (`GATE`) and by each checker alone: a record per
-    kernel with, per judge, accepted, outcome, and the gate's failing stage and order."""
+    kernel with, per judge, accepted, outcome, and the gate's failing stage and order (`on_done`
+    gets each record as it is made)."""
     from mutagym.envs.judge import Judge
     judges = {GATE: Judge(None, prescreen=False, secret=secret),
               **{name: Judge(name, prescreen=False) for name in checkers}}
@@ -122,6 +124,7 @@ def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = S
                                             "failing": gate.get("failing"),
                                             "seconds": round(time.perf_counter() - started, 2)}
             records.append(record)
+            on_done(record)
     finally:
         for judge in judges.values():
             judge.close()
@@ -150,6 +153,7 @@ def _cell(verdict: dict, expected: str) -> str:
 
 def main() -> None:
     from rich.console import Console
+    from rich.progress import Progress
     from rich.table import Table
 
     from mutagym.rewards.checker import list_checkers
@@ -173,8 +177,10 @@ def main() -> None:
                      str(args.secret), ", ".join(checkers))
     console.print(settings)
     started = time.perf_counter()
-    with console.status("judging the probe"):
-        records = judge_probe(kernels, checkers, args.secret)
+    with Progress(console=console) as progress:
+        task = progress.add_task("judging the probe", total=len(kernels))
+        records = judge_probe(kernels, checkers, args.secret,
+                              on_done=lambda r: progress.update(task, advance=1, description=r["file"]))
     judges = [GATE, *checkers]
     table = Table(title="probe verdicts (red: a false accept or a false reject)")
     for col in ("kernel", "problem", "expected", "fault kind", *judges):
