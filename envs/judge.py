@@ -408,16 +408,14 @@ class Judge:
 
     def _screen_source(self, source: Any, problem: str) -> Judgement | None:
         """Parse, check and NVRTC-compile; a Judgement when the text goes no further."""
-        from ..runtime.nvrtc import nvrtc_compile
-        from ..runtime.submission import parse_submission
+        from ..runtime.nvrtc_gate import nvrtc_gate
         if not isinstance(source, str):
             return self._fail("source_error", problem, f"a submission is a text, got {type(source).__name__}")
         if len(source) > MAX_SOURCE_CHARS:
             return self._fail("source_error", problem, f"the submission has {len(source)} characters; "
                               f"at most {MAX_SOURCE_CHARS} are judged")
         try:
-            parse_submission(source)
-            nvrtc_compile(source)
+            nvrtc_gate(source)
         except CompileError as err:
             return self._fail("compile_error", problem, f"NVRTC: {err}")
         except SubmissionError as err:

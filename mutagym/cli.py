@@ -220,7 +220,7 @@ def cmd_run(args) -> int:
     from .rewards.generators import ALL_GENERATORS, NotApplicable, generate
     from .rewards.judging import build_fault, comparator_for, judge_kernel
     from .runtime import SubmissionError, compile
-    from .runtime.nvrtc import nvrtc_compile
+    from .runtime.nvrtc_gate import nvrtc_gate
     from .substrates.catalog import load_problem
     problem = load_problem(_problem(args.problem, "--problem"))
     source = _text(args.kernel, "KERNEL")
@@ -237,7 +237,7 @@ def cmd_run(args) -> int:
         kernel = compile(source, backend=args.backend)
         # the compile gate `eval` applies (envs/judge.py, Judge._screen_source), whatever backend
         # runs the kernel: NVRTC accepts the text at the gate's architecture, or it is not run
-        nvrtc_compile(source)
+        nvrtc_gate(source)
     except SubmissionError as err:   # NVRTC's refusal is a CompileError that says "NVRTC rejected"
         console.print(f"[red]rejected ({build_fault(err)}):[/red] {err}")
         if err.log:

@@ -53,7 +53,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import LaunchError
 from .plan import ITEMSIZE, BufferSpec, ResolvedPlan
 
 PAGE = mmap.PAGESIZE
@@ -261,11 +260,6 @@ class DeviceMemory:
     """All buffers of a batch of resolved plans, laid out and filled."""
 
     def __init__(self, plans: list[ResolvedPlan], inputs: list[dict[str, np.ndarray]]):
-        bound = next((c for plan in plans for c in plan.constants), None)
-        if bound is not None:   # never run a kernel whose __constant__ data would be missing
-            raise LaunchError(f"constant {bound.symbol!r} = {bound.input!r}: the CPU emulator does not "
-                              "copy inputs into __constant__ arrays yet (the cuda backend does); pass "
-                              "the input as a kernel argument", where=f"constant {bound.symbol!r}")
         self.placements: list[dict[str, Placement]] = []
         self.protect: list[tuple[int, int, int]] = []   # (offset, length, 0 none | 1 read-only)
         offset = PAGE

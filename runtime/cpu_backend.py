@@ -42,10 +42,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from .buffers import DeviceMemory, frozen
 from .cases import RunCase, parse_schedule
-from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes
+from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes, writable_data
 from .errors import InfrastructureError, LaunchError, SubmissionError
 from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
 from .races import (SHADOW_BYTES_PER_BYTE, describe_race, describe_spin, describe_state, race_check_enabled,
@@ -73,6 +74,8 @@ BOOKKEEPING_RANGES = 64
 #: the checked object.
 SHARED_DATA_LIMIT = 1 << 20
 _VOLATILE = re.compile(r"\bvolatile\b")
+#: The line a failed device assert prints (mg_libc.h, as CUDA's) before it traps.
+_FAILED_ASSERT = re.compile(r"^submission\.cu:\d+: .*Assertion `.*` failed\.$", re.MULTILINE)
 #: Who the runner becomes when started as root, before any code of a submission runs ("nobody").
 SANDBOX_UID = SANDBOX_GID = 65534
 
@@ -126,11 +129,14 @@ class CpuKernel:
         unit = translation_unit(self.submission)
         self.object_path = self._checked(build_kernel(unit, race_check=self.race_check))
         self.static_shared_bytes = static_shared_bytes(self.object_path)
-        self.guards = guard_variables(self.object_path)[:BOOKKEEPING_RANGES]
         if self.static_shared_bytes > MAX_SHARED_BYTES:
             self.object_path.unlink(missing_ok=True)
             raise SubmissionError(f"static __shared__ arrays take {self.static_shared_bytes} bytes; a "
                                   f"block may use at most {MAX_SHARED_BYTES}")
+        self.constant_arrays = self._constant_arrays()
+        # The runner's bytes in the kernel's data, not its state: g++'s guards, and the __constant__
+        # arrays it fills from inputs before each case.
+        self.bookkeeping = (list(self.constant_arrays.values()) + guard_variables(self.object_path))[:BOOKKEEPING_RANGES]
         self.unchecked_path, self.shared_data = None, ()
         if not self.race_check or _VOLATILE.search(self.submission.source):
             return
@@ -140,6 +146,24 @@ class CpuKernel:
         unchecked = self._checked(build_kernel(unit, race_check=False))
         if kernel_data(unchecked) == data:
             self.unchecked_path, self.shared_data = unchecked, tuple((address, size) for _, address, size in data)
+
+    def _constant_arrays(self) -> dict[str, tuple[int, int]]:
+        """(address, size) in the object of each `__constant__` array the launch block binds."""
+        data = writable_data(self.object_path)
+        for binding in self.submission.constants:
+            if binding.symbol not in data:
+                raise SubmissionError(f"constant {binding.symbol!r}: the code declares no __constant__ array "
+                                      "of that name at namespace scope", line=binding.line)
+        return {b.symbol: data[b.symbol] for b in self.submission.constants}
+
+    def _constant_fault(self, plan) -> RunResult | None:
+        """A memory_fault when a bound `__constant__` array cannot hold its input, as on a GPU."""
+        for copy in plan.constants:
+            size = self.constant_arrays[copy.symbol][1]
+            if copy.nbytes > size:
+                return RunResult("memory_fault", message=f"__constant__ {copy.symbol!r} holds {size} bytes; "
+                                                         f"its input has {copy.nbytes}")
+        return None
 
     @staticmethod
     def _checked(path: Path) -> Path:
@@ -168,6 +192,12 @@ class CpuKernel:
                         f"launch {launch.index} ({launch.kernel}) asks for {launch.shared_bytes} bytes of "
                         f"dynamic shared memory on top of {self.static_shared_bytes} static; a block may "
                         f"use at most {MAX_SHARED_BYTES}")
+        faults = {i: f for i, plan in enumerate(plans) if (f := self._constant_fault(plan)) is not None}
+        if faults:   # the other cases run without them
+            rest = [c for i, c in enumerate(cases) if i not in faults]
+            runs = self.run_schedules(rest, schedules, timeout_s=timeout_s) if rest else {s: [] for s in schedules}
+            return {s: [replace(faults[i]) if i in faults else next(done) for i in range(len(cases))]
+                    for s, done in ((s, iter(runs[s])) for s in schedules)}
         if not self.object_path.exists() or (self.unchecked_path and not self.unchecked_path.exists()):
             # evicted from the compile cache since it was built
             self._build()
@@ -194,6 +224,8 @@ class CpuKernel:
                 start += 1
         for i, result in enumerate(results):
             result.stdout = printed.get(i, "")
+            if result.outcome == "crash" and (failed := _FAILED_ASSERT.search(result.stdout)):
+                result.message = f"a device assert failed: {failed[0]}"
             if result.ok:
                 result.outputs = {name: memory.read(i, name) for name in cases[i].outputs}
         return results
@@ -216,7 +248,7 @@ class CpuKernel:
             "address_space {address_space}",   # filled in below, once the request's size is known
             f"identity {SANDBOX_UID} {SANDBOX_GID}",
             f"race {int(self.race_check)}",
-            f"bookkeeping {len(self.guards)}", *(f"{a} {n}" for a, n in self.guards),
+            f"bookkeeping {len(self.bookkeeping)}", *(f"{a} {n}" for a, n in self.bookkeeping),
             f"unchecked {self.unchecked_path or '-'}",
             f"shared_data {len(self.shared_data)}", *(f"{a} {n}" for a, n in self.shared_data),
             f"protect {len(memory.protect)}",
@@ -225,7 +257,9 @@ class CpuKernel:
         ]
         for case in range(start, len(plans)):
             plan = plans[case]
-            lines.append(f"case {len(plan.launches)}")
+            lines.append(f"case {len(plan.launches)} {len(plan.constants)}")
+            lines += [f"constant {self.constant_arrays[c.symbol][0]} {memory.address_args(case, c.input)} {c.nbytes}"
+                      for c in plan.constants]
             for launch in plan.launches:
                 args = []
                 for arg in launch.args:

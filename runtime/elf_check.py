@@ -330,14 +330,20 @@ def guard_variables(path: str | Path) -> list[tuple[int, int]]:
 _PER_OBJECT_DATA = frozenset(("__mg_ctx", "__mg_dynamic_smem"))
 
 
+def writable_data(path: str | Path) -> dict[str, tuple[int, int]]:
+    """Name -> (address, size) of the kernel's own writable data (`__device__` and `__constant__`
+    variables, function statics, g++'s guards), the runner's per-object data left out."""
+    return {name: (address, size) for name, section, address, size in _data_symbols(path)
+            if section.flags & SHF_WRITE and section.flags & SHF_ALLOC and section.name != "mg_shared"
+            and name not in _PER_OBJECT_DATA}
+
+
 def kernel_data(path: str | Path) -> tuple[tuple[str, int, int], ...] | None:
-    """(name, address, size) of the kernel's own writable data (`__device__` variables, function
-    statics, g++'s guards), which two builds of one text lay out alike and the runner copies
-    between them; None when the loader writes addresses into it (an initialised pointer), which
-    would point into the other build once copied."""
-    found = [(name, address, size) for name, section, address, size in _data_symbols(path)
-             if section.flags & SHF_WRITE and section.flags & SHF_ALLOC and section.name != "mg_shared"
-             and name not in _PER_OBJECT_DATA]
+    """`writable_data` as (name, address, size) by address: what two builds of one text lay out
+    alike and the runner copies between them; None when the loader writes addresses into it (an
+    initialised pointer), which would point into the other build once copied."""
+    found = sorted(((name, address, size) for name, (address, size) in writable_data(path).items()),
+                   key=lambda d: (d[1], d[0]))
     obj = _Object(Path(path).read_bytes())
     for s in obj.sections:
         if s.type == SHT_RELR and s.size:
@@ -346,7 +352,7 @@ def kernel_data(path: str | Path) -> tuple[tuple[str, int, int], ...] | None:
             for where, _info, _addend in _RELA.iter_unpack(obj.data[s.offset:s.offset + s.size]):
                 if any(address <= where < address + size for _, address, size in found):
                     return None
-    return tuple(sorted(found, key=lambda d: (d[1], d[0])))
+    return tuple(found)
 
 
 def static_shared_bytes(path: str | Path) -> int:

@@ -46,6 +46,8 @@ _INT_TYPES = (
 
 #: The fixed-width integer types (the design promises them without an include).
 _TYPEDEFS = " ".join(f"typedef {ctype} {name};" for name, ctype in _INT_TYPES)
+#: The short unsigned names that nvcc's host headers declare and device code uses (`uint i`).
+_SHORT_UNSIGNED = "typedef unsigned int uint; typedef unsigned short ushort; typedef unsigned long ulong;"
 #: With CCCL: its own declarations of the types and limits, before anything of ours.
 _CCCL_PRELUDE = "#include <cuda/std/cstdint>\n#include <cuda/std/climits>\n#include <cuda/std/cfloat>"
 
@@ -151,7 +153,7 @@ def prepare_for_nvrtc(source: str) -> str:
             lines[number] = line[len(body):]  # keep only the line ending
         elif match and match["header"] in CCCL_HEADERS:
             cccl = True
-    prelude = [_CCCL_PRELUDE if cccl else _TYPEDEFS, *_defines(_CUDART_MACROS),
+    prelude = [_CCCL_PRELUDE if cccl else _TYPEDEFS, _SHORT_UNSIGNED, *_defines(_CUDART_MACROS),
                *_defines(_INT_MACROS), *_defines(_LIMIT_MACROS), *_defines(_FLOAT_MACROS),
                *_defines(_MATH_MACROS), _STD_INTS, _STD_MATH, _STD_STRING, "#line 1"]
     return "\n".join(prelude) + "\n" + "".join(lines)

@@ -12,6 +12,7 @@ the same branch here as in the NVRTC gate (`preprocessed.emulator_macros`).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from .headers import ALLOWED_INCLUDE_LINE
@@ -71,8 +72,12 @@ def _dynamic_shared(m: re.Match, local: bool) -> str:
 
 
 def entry_symbol(kernel: str) -> str:
-    """Name of the shim the runner calls for `kernel`."""
-    return f"__mg_entry_{kernel}"
+    """Name of the shim the runner calls for `kernel`: a template's instantiation (`sgemm<32, 8>`)
+    becomes an identifier, made unique by a hash of how the launch block normalised it."""
+    if kernel.isidentifier():
+        return f"__mg_entry_{kernel}"
+    word = re.sub(r"\W+", "_", kernel).strip("_")
+    return f"__mg_entry_{word}_{hashlib.sha256(kernel.encode()).hexdigest()[:12]}"
 
 
 def translation_unit(submission: Submission) -> str:

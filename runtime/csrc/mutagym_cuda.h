@@ -20,6 +20,9 @@ namespace std {  // what <cstddef> and <cstdint> declare in std:: (the submissio
 using ::size_t; using ::ptrdiff_t; using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
 using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t; using ::intptr_t; using ::uintptr_t;
 }
+typedef unsigned int uint;      // as nvcc's host headers declare them
+typedef unsigned short ushort;
+typedef unsigned long ulong;
 
 // ---------------------------------------------------------------- qualifiers
 #define __global__

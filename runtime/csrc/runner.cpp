@@ -118,9 +118,14 @@ struct Launch {
     void* args[64];              // pointers handed to the entry shim
     unsigned long long slots[64];  // storage for pointer and value arguments
 };
+// Before a case's first launch, `bytes` bytes of an input (at `mem_offset` in the buffers) go to a
+// __constant__ array of the kernel (at `object_offset` in each object).
+struct ConstantCopy { unsigned long long object_offset, mem_offset, bytes; };
 struct Case {
     int nlaunches;
     Launch* launches;
+    int nconstants;
+    ConstantCopy* constants;
 };
 
 static int g_ncases, g_first_case;
@@ -863,6 +868,7 @@ static int run_launch(int li, Launch* L) {
 
 // ------------------------------------------------------------------ faults
 static void on_fault(int sig, siginfo_t* info, void* uctx) {
+    if (g_in_kernel) flush_printf(g_case);   // what the kernel printed first: a failed assert's message
     Line l;
     const char* outcome = "crash";
     if (sig == SIGXCPU) outcome = "timeout";
@@ -1279,7 +1285,15 @@ int main(int argc, char** argv) {
         Case* C = &g_cases[c];
         C->nlaunches = (int)next_u64();
         C->launches = (Launch*)calloc((size_t)C->nlaunches, sizeof(Launch));
-        if (!C->launches) die("allocating the launches failed");
+        C->nconstants = (int)next_u64();
+        C->constants = (ConstantCopy*)calloc((size_t)(C->nconstants ? C->nconstants : 1), sizeof(ConstantCopy));
+        if (!C->launches || !C->constants) die("allocating the launches failed");
+        for (int k = 0; k < C->nconstants; k++) {
+            expect("constant");
+            ConstantCopy* K = &C->constants[k];
+            K->object_offset = next_u64(); K->mem_offset = next_u64(); K->bytes = next_u64();
+            if (K->mem_offset > g_mem_bytes || K->bytes > g_mem_bytes - K->mem_offset) die("a constant's input lies outside the buffers");
+        }
         for (int li = 0; li < C->nlaunches; li++) {
             Launch* L = &C->launches[li];
             expect("launch");
@@ -1341,6 +1355,10 @@ int main(int argc, char** argv) {
         g_case = g_first_case + c;
         race_case_begins();
         Case* C = &g_cases[c];
+        for (int k = 0; k < C->nconstants; k++)
+            for (int o = 0; o < g_nobjects; o++)
+                memcpy((unsigned char*)g_objects[o].base + C->constants[k].object_offset,
+                       g_mem + C->constants[k].mem_offset, C->constants[k].bytes);
         int failed = 0;
         g_in_kernel = 1;
         for (int li = 0; li < C->nlaunches && !failed; li++) failed = run_launch(li, &C->launches[li]);

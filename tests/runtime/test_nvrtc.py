@@ -73,7 +73,7 @@ class TestPrepareForNvrtc:
         """With cooperative_groups.h, CUDA's C++ library declares the fixed-width types under NVRTC
         (int64_t is long long there), so the prelude includes its headers instead of typedefs."""
         prepared = prepare_for_nvrtc("#include <cooperative_groups.h>\nint64_t x;\n")
-        assert prepared.startswith("#include <cuda/std/cstdint>\n") and "typedef" not in prepared
+        assert prepared.startswith("#include <cuda/std/cstdint>\n") and "typedef long int64_t;" not in prepared
         assert prepared.endswith("#line 1\n#include <cooperative_groups.h>\nint64_t x;\n")
 
     def test_blanks_every_standard_header_and_leaves_others_alone(self):

@@ -23,17 +23,13 @@ from mutagym.runtime.buffers import DeviceMemory
 from mutagym.runtime.cuda_backend import CANARY_BYTES, _build_job, _host_image
 from mutagym.runtime.errors import LaunchError
 from mutagym.runtime.nvrtc import nvrtc_compile
+from mutagym.runtime.nvrtc_gate import nvrtc_gate
 from mutagym.runtime.plan import resolve_plan
 from mutagym.runtime.submission import parse_submission
-from mutagym.runtime.translate import entry_symbol
 from submission_text import compiled
 
 SCHEDULES = ("ascending", "descending", "shuffled:7")
 RNG = np.random.default_rng(16)
-
-#: The emulator calls a kernel through a shim named by `translate.entry_symbol`; a template's
-#: instantiation (`sgemm<32, 32, 8>`) needs that name to be an identifier.
-TEMPLATE_SHIMS = entry_symbol("k<1>").isidentifier()
 
 
 def text(block: dict, code: str) -> str:
@@ -66,7 +62,6 @@ class Public:
     reference: Callable[[RunCase], dict[str, np.ndarray]]
     rtol: float = 1e-5
     atol: float = 1e-6
-    emulator: bool = True
 
 
 # ---------------------------------------------------------------------- a templated tiled SGEMM
@@ -417,8 +412,7 @@ def attention_reference(case: RunCase) -> dict[str, np.ndarray]:
 
 
 PUBLIC = (
-    Public("sgemm-template", SGEMM, sgemm_cases, sgemm_reference, rtol=1e-5, atol=1e-5,
-           emulator=TEMPLATE_SHIMS),
+    Public("sgemm-template", SGEMM, sgemm_cases, sgemm_reference, rtol=1e-5, atol=1e-5),
     Public("llmc-gelu-typedef-uint-float4", GELU, unary_cases, gelu_reference, rtol=1e-5, atol=1e-6),
     Public("llmc-residual-define-using-offsets", RESIDUAL, residual_cases, residual_reference,
            rtol=2 ** -24, atol=0),   # one correctly rounded float32 add
@@ -435,8 +429,6 @@ PUBLIC = (
 class TestPublicKernels:
     @pytest.mark.parametrize("entry", PUBLIC, ids=lambda e: e.id)
     def test_emulator_matches_fp64(self, entry: Public):
-        if not entry.emulator:
-            pytest.skip("translate.entry_symbol does not yet name a template instantiation's shim")
         kernel = compiled(entry.source)
         cases = entry.cases()
         runs = kernel.run_schedules(cases, SCHEDULES)
@@ -465,7 +457,20 @@ class TestPublicKernels:
                                "__shared__ float As[BM * BK];\n    static_assert(BK != 8, \"no 8\");")
         nvrtc_compile(source)   # the template alone compiles
         with pytest.raises(CompileError, match=r"no 8"):
-            nvrtc_compile(source, names=parse_submission(source).symbols)
+            nvrtc_gate(source)
+
+    def test_short_unsigned_names_need_no_typedef(self):
+        """`uint`, `ushort` and `ulong` are declared for device code as nvcc's host headers do."""
+        source = text({"launch": [{"kernel": "k", "grid": ["ceil_div(n, 32)"], "block": [32],
+                                   "args": ["x", "out", "n"]}]},
+                      "__global__ void k(const float* x, float* out, uint n) {\n"
+                      "    uint i = blockIdx.x * blockDim.x + threadIdx.x; ushort s = 2; ulong w = 3;\n"
+                      "    if (i < n) out[i] = x[i] * s + w;\n}\n")
+        nvrtc_gate(source)
+        x = np.arange(40, dtype=np.float32)
+        [result] = compiled(source).run_batch([RunCase({"x": x}, {"out": ((40,), "float32")}, {"n": 40})])
+        assert result.ok, (result.outcome, result.message)
+        np.testing.assert_array_equal(result.outputs["out"], x * 2 + 3)
 
     def test_template_symbol_is_mangled(self):
         lowered = nvrtc_compile(SGEMM, names=("sgemm<32, 32, 8>",)).lowered["sgemm<32, 32, 8>"]
@@ -787,13 +792,27 @@ class TestConstant:
         assert [(c.symbol, c.input, c.nbytes) for c in p.constants] == [("c_w", "w", 20)]
         assert nvrtc_compile(source, names=("c_w",)).lowered == {"c_w": "c_w"}
 
-    def test_the_emulator_refuses_it_until_its_runner_copies_it(self):
+    @pytest.mark.parametrize("schedule", SCHEDULES)
+    def test_the_emulator_copies_it_before_every_case(self, schedule):
+        """Each case's input reaches the array (the runner fills it, so a new value per case is not
+        state kept between launches), in the instrumented and the plain build alike."""
+        source = block_of(self.CODE, constant={"c_w": "w"},
+                          launch=[{"kernel": "k", "grid": [40], "block": [1], "args": ["x", "out", "n"]}])
+        cases = [RunCase({"x": np.full(4, 2, np.float32), "w": np.arange(k, k + 4, dtype=np.float32)},
+                         {"out": ((4,), "float32")}, {"n": 4}) for k in range(4)]
+        for k, result in enumerate(compiled(source).run_batch(cases, schedule=schedule)):
+            assert result.ok, (result.outcome, result.message)
+            assert result.outputs["out"][0] == 2 * k
+
+    def test_an_array_too_small_for_its_input_is_a_memory_fault(self):
         source = block_of(self.CODE, constant={"c_w": "w"},
                           launch=[{"kernel": "k", "grid": [1], "block": [1], "args": ["x", "out", "n"]}])
-        case = RunCase({"x": np.ones(4, np.float32), "w": np.ones(4, np.float32)},
-                       {"out": ((4,), "float32")}, {"n": 4})
-        with pytest.raises(LaunchError, match=r"constant 'c_w' = 'w': the CPU emulator does not copy"):
-            compiled(source).run_batch([case])
+        small, large = (RunCase({"x": np.ones(4, np.float32), "w": np.ones(n, np.float32)},
+                                {"out": ((4,), "float32")}, {"n": 4}) for n in (16, 17))
+        fits, overflows = compiled(source).run_batch([small, large])
+        assert fits.ok, (fits.outcome, fits.message)
+        assert overflows.outcome == "memory_fault"
+        assert overflows.message == "__constant__ 'c_w' holds 64 bytes; its input has 68"
 
     def test_undeclared_symbol(self):
         refused(block_of(self.CODE, constant={"c_v": "w"},

@@ -513,7 +513,8 @@ def test_nvrtc_accepts(entry: Style):
 
 
 def test_failed_assert_stops_the_kernel():
-    """A false device assert stops the run (a trap, as on a GPU): never an `ok` result."""
+    """A false device assert stops the run (a trap, as on a GPU) with CUDA's message naming the line,
+    the block and the thread: never an `ok` result."""
     source = submission("""
         extern "C" __global__ void k(const float* x, float* y) {
             assert(x[threadIdx.x] >= 0.0f);
@@ -526,7 +527,8 @@ def test_failed_assert_stops_the_kernel():
     x[5] = -1.0
     bad = kernel.run({"x": x}, {"y": ((8,), "float32")}, {})
     assert bad.outcome == "crash", (bad.outcome, bad.message)
-    assert "thread (5,0,0)" in bad.message, bad.message
+    assert bad.message == ("a device assert failed: submission.cu:9: k: block: [0,0,0], thread: [5,0,0] "
+                           "Assertion `x[threadIdx.x] >= 0.0f` failed."), bad.message
 
 
 def test_grid_sync_is_refused_when_compiled():
