@@ -42,6 +42,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from .buffers import DeviceMemory, frozen
@@ -127,6 +128,18 @@ class CpuKernel:
         text has `volatile` accesses (the checks see a spin on a volatile load only in the
         instrumented build; atomics are seen in both)."""
         unit = translation_unit(self.submission)
+        split = self.race_check and not _VOLATILE.search(self.submission.source)
+        with ThreadPoolExecutor(1) as beside:   # the plain build alongside (g++ is a child process)
+            plain = beside.submit(build_kernel, unit, race_check=False) if split else None
+            try:
+                self._build_checked(unit, plain)
+            except SubmissionError:   # a refused text leaves no object behind (see `_checked`)
+                if plain is not None and plain.exception() is None:
+                    plain.result().unlink(missing_ok=True)
+                raise
+
+    def _build_checked(self, unit: str, plain: Future | None) -> None:
+        """The checked object, then the unchecked one from *plain* (a build in flight) if usable."""
         self.object_path = self._checked(build_kernel(unit, race_check=self.race_check))
         self.static_shared_bytes = static_shared_bytes(self.object_path)
         if self.static_shared_bytes > MAX_SHARED_BYTES:
@@ -138,12 +151,12 @@ class CpuKernel:
         # arrays it fills from inputs before each case.
         self.bookkeeping = (list(self.constant_arrays.values()) + guard_variables(self.object_path))[:BOOKKEEPING_RANGES]
         self.unchecked_path, self.shared_data = None, ()
-        if not self.race_check or _VOLATILE.search(self.submission.source):
+        if plain is None:
             return
         data = kernel_data(self.object_path)
         if data is None or sum(size for _, _, size in data) > SHARED_DATA_LIMIT:
             return
-        unchecked = self._checked(build_kernel(unit, race_check=False))
+        unchecked = self._checked(plain.result())
         if kernel_data(unchecked) == data:
             self.unchecked_path, self.shared_data = unchecked, tuple((address, size) for _, address, size in data)
 
