@@ -21,8 +21,9 @@ header only can build code that uses what it added; a substrate either header re
 and named.
 
 A second table times NVRTC (`nvrtc.nvrtc_compile`, cold: a unique comment per run, so the
-in-process cache misses) on a warp-and-block reduction written with `<cooperative_groups.h>`
-against the same reduction written with intrinsics, and the emulator's build of both.
+in-process cache misses) on a warp-and-block reduction written with `<cooperative_groups.h>`,
+the same written with intrinsics, and that with the header included but unused (the cost of
+reading it), and the emulator's build of each.
 """
 
 from __future__ import annotations
@@ -216,8 +217,7 @@ def _launch(code: str) -> str:
             f'args = ["x", "out", "cols"]\n*/\n{code}')
 
 
-REDUCTIONS = {
-    "intrinsics": _launch("""
+_INTRINSICS = """
 extern "C" __global__ void row_sum(const float* x, float* out, int cols) {
     __shared__ float warp_sums[32];
     const float* row = x + (long)blockIdx.x * cols;
@@ -232,8 +232,14 @@ extern "C" __global__ void row_sum(const float* x, float* out, int cols) {
         if (threadIdx.x == 0) out[blockIdx.x] = v;
     }
 }
-"""),
-    "cooperative_groups.h": _launch("""
+"""
+
+#: One row sum three ways: with intrinsics, the same with CUDA's header included but unused (what
+#: reading the header costs), and with groups and `cg::reduce`.
+REDUCTIONS = {
+    "intrinsics": _launch(_INTRINSICS),
+    "intrinsics, cooperative_groups.h included": _launch("#include <cooperative_groups.h>" + _INTRINSICS),
+    "cooperative_groups.h + reduce.h": _launch("""
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 namespace cg = cooperative_groups;
@@ -261,7 +267,7 @@ def reduction_costs(runs: int, header: Header) -> dict[str, tuple[list[float], l
     """(NVRTC ms, g++ s with *header*) of each reduction, run by run in alternation."""
     nvrtc_ms: dict[str, list[float]] = {name: [] for name in REDUCTIONS}
     gxx_s: dict[str, list[float]] = {name: [] for name in REDUCTIONS}
-    for name, source in REDUCTIONS.items():
+    for source in REDUCTIONS.values():
         nvrtc_compile(f"{source}\n// warm-up\n")  # the helper's start and the headers' first read
     for run in range(runs):
         for name, source in REDUCTIONS.items():
