@@ -131,6 +131,25 @@ def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = S
     return records
 
 
+def redraw_gate(kernels: list[ProbeKernel], secrets: range) -> dict[str, list[dict]]:
+    """The gate's verdict on each of `kernels` under each secret of `secrets`: the fresh stage
+    draws other cases for each, so a verdict that came from a fresh draw (or an acceptance a fresh
+    draw could overturn) is measured as a rate."""
+    from mutagym.envs.judge import Judge
+    out: dict[str, list[dict]] = {k.file: [] for k in kernels}
+    for secret in secrets:
+        judge = Judge(None, prescreen=False, secret=secret)
+        try:
+            for kernel in kernels:
+                j = judge.judge(kernel.path.read_text(), kernel.problem)
+                out[kernel.file].append({"secret": secret, "accepted": j.accepted, "outcome": j.outcome,
+                                         "stage": (j.gate or {}).get("stage"),
+                                         "failing": (j.gate or {}).get("failing")})
+        finally:
+            judge.close()
+    return out
+
+
 def summarise(records: list[dict], judges: list[str]) -> list[dict]:
     """Per judge: false accepts (wrong kernels accepted), false rejects (correct kernels refused)
     and infrastructure errors, over the probe's wrong and correct kernels."""
@@ -161,6 +180,9 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated problems or file stems to judge (default: all)")
     parser.add_argument("--checkers", help="comma-separated checkers judged alone (default: every shipped one)")
     parser.add_argument("--secret", type=int, default=SECRET, help="seed of the gate's fresh draws")
+    parser.add_argument("--redraws", type=int, default=10,
+                        help="secrets the gate is rerun with on kernels whose verdict a fresh draw decides or could "
+                             "overturn (the gate accepted a wrong kernel, or rejected one at the fresh stage); 0: none")
     parser.add_argument("--json", help="also write the records to this file")
     args = parser.parse_args()
     kernels = load_manifest()
@@ -197,8 +219,24 @@ def main() -> None:
         totals.add_row(s["judge"], f"{s['false_accepts']}/{s['wrong']}", f"{s['false_rejects']}/{s['correct']}",
                        str(s["infra_errors"]))
     console.print(totals)
+    by_file = {k.file: k for k in kernels}
+    chancy = [by_file[r["file"]] for r in records
+              if r["verdicts"][GATE]["stage"] == "fresh" or (r["expected"] == "wrong" and r["verdicts"][GATE]["accepted"])]
+    redraws = {}
+    if chancy and args.redraws > 0:
+        secrets = range(args.secret + 1, args.secret + 1 + args.redraws)
+        with console.status(f"the gate again on {len(chancy)} kernels with {args.redraws} other secrets"):
+            redraws = redraw_gate(chancy, secrets)
+        again = Table(title=f"the gate with secrets {secrets.start}..{secrets.stop - 1}: kernels a fresh draw decides")
+        for col in ("kernel", "expected", "rejected", "failing draws (generator @ shape)"):
+            again.add_column(col, overflow="fold")
+        for file, runs in redraws.items():
+            failing = sorted({f"{r['failing']['generator']} @ {r['failing']['shape']}" for r in runs if r["failing"]})
+            again.add_row(file.removesuffix(".cu"), by_file[file].expected,
+                          f"{sum(not r['accepted'] for r in runs)}/{len(runs)}", ", ".join(failing) or "-")
+        console.print(again)
     if args.json:
-        Path(args.json).write_text(json.dumps({"records": records, "summary": summary}, indent=2))
+        Path(args.json).write_text(json.dumps({"records": records, "summary": summary, "redraws": redraws}, indent=2))
 
 
 if __name__ == "__main__":
