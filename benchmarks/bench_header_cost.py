@@ -45,10 +45,10 @@ from rich.table import Table
 from mutagym.runtime.bounded import private_dir, run_bounded
 from mutagym.runtime.errors import CompileError
 from mutagym.runtime.nvrtc import nvrtc_compile, nvrtc_version
-from mutagym.runtime.races import RACE_FLAGS, SANITIZER_CONSTRUCTOR_SECTION
+from mutagym.runtime.races import RACE_FLAGS
 from mutagym.runtime.submission import parse_submission
-from mutagym.runtime.toolchain import (CSRC, EMULATION_HEADER, KERNEL_LIMITS, KERNEL_LINK, compiler,
-                                       kernel_flags, objcopy)
+from mutagym.runtime.toolchain import (CSRC, EMULATION_HEADER, KERNEL_LIMITS, compiler, kernel_build_steps,
+                                       kernel_flags)
 from mutagym.runtime.translate import translation_unit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,13 +149,7 @@ def check_pch_used(header: Header, unit: str) -> None:
 
 def build_seconds(unit: str, header: Header, race: bool) -> float:
     """Wall seconds of the steps `toolchain.build_kernel` runs for *unit*; CompileError if one fails."""
-    flags, include = header.flags, ("-include", str(header.path))
-    if race:
-        steps = [[compiler(), *flags, *include, "-c", "-o", "kernel.o", "submission.cu.cpp"],
-                 [objcopy(), f"--remove-section={SANITIZER_CONSTRUCTOR_SECTION}", "kernel.o"],
-                 [compiler(), "-o", "kernel.so", "kernel.o", *KERNEL_LINK]]
-    else:
-        steps = [[compiler(), *flags, *include, "-o", "kernel.so", "submission.cu.cpp", *KERNEL_LINK]]
+    steps = kernel_build_steps(header.path, header.flags, race)
     with private_dir("mg-header-cost-") as work:
         (work / "submission.cu.cpp").write_text(unit)
         start = time.perf_counter()

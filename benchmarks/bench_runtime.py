@@ -23,7 +23,7 @@ What is measured, top to bottom (all in one process, one run, so the ratios are 
    before numba is imported, so they run in a subprocess) on smaller sizes; the table reports the
    emulator's speed-up per element and per barrier crossing.
 
-Targets (DESIGN.md "Runtime semantics" and the runtime brief): median compile <= 0.2 s with the
+Targets (the emulator's design targets): median compile <= 0.2 s with the
 PCH, cache hit <= 10 ms, >= 2 million barrier crossings per second per core, >= 1000x numba's
 simulator.
 """

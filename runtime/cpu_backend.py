@@ -1,6 +1,6 @@
 """The CPU backend: run a submission's launch plan in the sandboxed runner, one child per batch.
 
-Semantics (DESIGN.md "Runtime semantics"):
+Semantics (docs/emulator.md has the table of CUDA behaviour, GPU and emulator):
 
 * Threads of a block run one at a time, in the order the schedule gives: `ascending` (thread 0
   first), `descending`, or `shuffled[:SEED]` (a seeded permutation, different per block). Blocks

@@ -223,6 +223,17 @@ def _header_path(flags: tuple[str, ...]) -> Path:
     return folder / EMULATION_HEADER
 
 
+def kernel_build_steps(header: Path, flags: tuple[str, ...], race: bool) -> list[list[str]]:
+    """The commands that turn `submission.cu.cpp` into `kernel.so` in the current folder, with the
+    precompiled *header*: one g++ run, or for an instrumented build three (compile, take the
+    sanitizer's constructor out of the object, link)."""
+    if not race:
+        return [[compiler(), *flags, "-include", str(header), "-o", "kernel.so", "submission.cu.cpp", *KERNEL_LINK]]
+    return [[compiler(), *flags, "-include", str(header), "-c", "-o", "kernel.o", "submission.cu.cpp"],
+            [objcopy(), f"--remove-section={SANITIZER_CONSTRUCTOR_SECTION}", "kernel.o"],
+            [compiler(), "-o", "kernel.so", "kernel.o", *KERNEL_LINK]]
+
+
 def build_kernel(translation_unit: str, *, limits: Limits | None = None,
                  fma: bool | None = None, race_check: bool | None = None) -> Path:
     """Compile a translation unit to a shared object (cached by content); CompileError on failure.
@@ -244,14 +255,7 @@ def build_kernel(translation_unit: str, *, limits: Limits | None = None,
     def build(tmp: Path) -> None:
         with private_dir("mg-gxx-") as work:
             (work / "submission.cu.cpp").write_text(translation_unit)
-            steps = [[compiler(), *flags, "-include", str(header), "-o", "kernel.so",
-                      "submission.cu.cpp", *KERNEL_LINK]]
-            if race:
-                steps = [[compiler(), *flags, "-include", str(header), "-c", "-o", "kernel.o",
-                          "submission.cu.cpp"],
-                         [objcopy(), f"--remove-section={SANITIZER_CONSTRUCTOR_SECTION}", "kernel.o"],
-                         [compiler(), "-o", "kernel.so", "kernel.o", *KERNEL_LINK]]
-            for step in steps:
+            for step in kernel_build_steps(header, flags, race):
                 proc = run_bounded(step, what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
                 if proc.returncode != 0:
                     log = redact_log(proc.stderr.decode(errors="replace"))

@@ -83,7 +83,7 @@ def resolve(source: str, inputs=None, outputs=None, dims=None, scalars=None):
 
 class TestGoodPlans:
     def test_layernorm(self):
-        """The DESIGN.md LayerNorm plan: three inputs, one poisoned output, packed values."""
+        """The LayerNorm plan (the design's worked example): three inputs, one poisoned output, packed values."""
         plan = layernorm_plan(rows=4, cols=64, eps=1e-5)
         assert plan.buffers == (
             BufferSpec("x", "input", "float32", (4, 64), 1024, "data"),

@@ -97,7 +97,7 @@ def refused(source: str | bytes, match: str, error: type = SubmissionError) -> S
 
 class TestGoodSubmissions:
     def test_layernorm_from_design(self):
-        """The DESIGN.md LayerNorm kernel parses into one launch and its full signature."""
+        """The LayerNorm kernel (the design's example) parses into one launch and its full signature."""
         sub = parse_submission(LAYERNORM)
         kernel = sub.kernels["layernorm_rows"]
         assert str(kernel) == ("layernorm_rows(const float* x, const float* weight, const float* "

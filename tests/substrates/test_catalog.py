@@ -309,7 +309,7 @@ CANONICAL = {
 
 @pytest.mark.parametrize("pid", sorted(CANONICAL))
 def test_canonical_names(pid):
-    """The names DESIGN.md uses across docs and tests."""
+    """The names docs/ and the tests use."""
     if pid not in PROBLEMS:
         pytest.skip(f"{pid} is not in the catalog yet")
     problem = load_problem(pid)
