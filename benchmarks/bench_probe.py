@@ -7,7 +7,9 @@ rescaling, an accumulator at 0 instead of -inf, ...). `benchmarks/probe/` holds 
 apart from the substrates, half wrong with a witness input and half correct with other numerics
 (`probe.toml`). Each kernel is judged as the environment judges it (`envs.judge.Judge`, in this
 process: the reward gate by default, or one checker alone), and the table counts per judge the
-false accepts (a wrong kernel paid) and false rejects (a correct kernel refused).
+false accepts (a wrong kernel paid) and false rejects (a correct kernel refused). The gate's
+fresh stage is a draw: kernels whose verdict a fresh draw decides are judged again with other
+secrets (`--redraws`), which gives a rejection rate.
 
     python benchmarks/bench_probe.py                      # every kernel, the gate and every checker
     python benchmarks/bench_probe.py --only softmax --checkers kernelbench
