@@ -190,6 +190,9 @@ def main() -> None:
     kernels = load_manifest()
     if args.only:
         wanted = set(args.only.split(","))
+        unknown = wanted - {k.problem for k in kernels} - {Path(k.file).stem for k in kernels}
+        if unknown:
+            parser.error(f"--only {args.only!r}: no probe kernel or problem named {', '.join(sorted(unknown))}")
         kernels = [k for k in kernels if k.problem in wanted or Path(k.file).stem in wanted]
     checkers = args.checkers.split(",") if args.checkers else list_checkers()
     console = Console()
