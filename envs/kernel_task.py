@@ -18,6 +18,7 @@ from gymnasium import spaces
 from ..rewards.checker import CheckerVersion
 from ..substrates.catalog import Problem, list_problems, load_problem
 from ..substrates.prompt import task_prompt
+from .example_printf import example_printf
 from .judge import MAX_SOURCE_CHARS, Judge, Judgement, RewardShaping
 
 __all__ = ["CHARSET", "KernelTaskEnv", "MAX_OBSERVATION_CHARS", "select_problems"]
@@ -88,7 +89,7 @@ class KernelTaskEnv(gym.Env):
     | part | when | what |
     | --- | --- | --- |
     | prompt | always | the task text of `substrates.prompt.task_prompt` with the judge's contract |
-    | feedback | multi-turn, after each step | `## Feedback on submission k of n`: the category; the compile log, or per failing input its position, shape preset, outcome and error statistics |
+    | feedback | multi-turn, after each step | `## Feedback on submission k of n`: the category; the compile log, or per failing input its position, shape preset, outcome and error statistics; what the kernel printed (device `printf`) on the public example input, never on a hidden one |
 
     Never the hidden inputs, their generators or their seeds. Past 32,768 characters the middle
     is trimmed: the prompt and the newest feedback stay.
@@ -279,13 +280,18 @@ class KernelTaskEnv(gym.Env):
         terminated = judgement.accepted or self.max_turns == 1
         truncated = not terminated and self.turn >= self.max_turns
         if self.max_turns > 1:
-            self._observation = self._with_feedback(judgement)
+            printed = ("" if judgement.category in ("correct", "source_error", "compile_error", "infra_error")
+                       else example_printf(action, self.problem, self.judge.backend))
+            self._observation = self._with_feedback(judgement, printed)
         info = judgement.info()
         info["turn"] = self.turn
         return self._observation, float(judgement.reward), terminated, truncated, info
 
-    def _with_feedback(self, j: Judgement) -> str:
+    def _with_feedback(self, j: Judgement, printed: str = "") -> str:
         text = f"\n\n## Feedback on submission {self.turn} of {self.max_turns}\n\n{feedback(j)}"
+        if printed:
+            text += ("\n\nDevice printf on the public example input (official shape, normal values, seed 0; "
+                     f"hidden inputs print nothing here):\n{printed}")
         obs = self._observation + _printable(text)
         if len(obs) > MAX_OBSERVATION_CHARS:      # keep the prompt and the newest feedback
             head = _printable(task_prompt(self.problem, self.judge.contract(self.problem)))[:MAX_OBSERVATION_CHARS // 2]

@@ -64,7 +64,8 @@ def _problem(value: str, where: str) -> str:
 
 
 def _problem_list(text: str | None, where: str = "--problems") -> list[str] | None:
-    """Ids from comma-separated ids or globs (`'matmul*'`); None (no flag): the command's default."""
+    """Ids from comma-separated ids or globs (`'matmul*'`), in catalog order (what a command writes
+    does not depend on how the flag was spelled); None (no flag): the command's default."""
     if text is None:
         return None
     from .substrates.catalog import list_problems
@@ -77,8 +78,8 @@ def _problem_list(text: str | None, where: str = "--problems") -> list[str] | No
                                  "(`mutagym problems` lists them)")
         else:
             matches = [_problem(item, where)]
-        chosen += [m for m in matches if m not in chosen]
-    return chosen
+        chosen += matches
+    return [p for p in catalog if p in chosen]
 
 
 def _generators(text: str | None, where: str = "--generators") -> tuple[str, ...] | None:

@@ -487,9 +487,13 @@ static inline __attribute__((always_inline)) void read_word(RaceCell* c, unsigne
     uint64_t w = c->w;
     if (rec_mask(w) & mask && !(w & FLAG_SHARED) && !ordered_before(w, space))
         race_report("write-read", space, at, w, pc);
+    // The word's read record: this read alone when the last one is ordered before it (its own
+    // thread's included) or touched other bytes (neighbouring half-precision elements read by
+    // their own threads: one record cannot name two readers, and merging them would make each
+    // thread's write of its own bytes conflict with the other's read); else several readers.
     uint64_t r = c->r;
-    uint64_t next = ordered_before(r, space) ? race_record(mask)          // includes the thread's own
-                                             : r | FLAG_SHARED | (uint64_t)mask << 2;
+    uint64_t next = ordered_before(r, space) || !(rec_mask(r) & mask) ? race_record(mask)
+                                                                       : r | FLAG_SHARED | (uint64_t)mask << 2;
     if (next != r) c->r = next;
 }
 

@@ -300,6 +300,20 @@ TWO_LAUNCHES = submission("""
     scratches=(scratch("tmp", "float32", "n"),))
 
 
+# Each thread reads, then writes, its own 2-byte element of a zeroed buffer (an in-place update):
+# the neighbour's element shares the 4-byte word, and neither thread touches the other's bytes.
+HALF_NEIGHBOURS = submission("""
+    #include <cuda_fp16.h>
+    extern "C" __global__ void accumulate(const float* x, float* out, __half* h, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            h[i] = h[i] + __float2half(2.0f * x[i] + 1.0f);
+            out[i] = __half2float(h[i]);
+        }
+    }
+""", launch("accumulate", ["ceil_div(n, 64)"], [64], ["x", "out", "h", "n"]),
+    scratches=(scratch("h", "float16", "n", "zero"),))
+
 BENIGN = {
     "race-free tree reduction": (submission(BLOCK_SUM, BLOCK_SUM_LAUNCH), vector(1000),
                                  lambda x: np.pad(x, (0, 24)).reshape(-1, 256).sum(1), 4),
@@ -312,6 +326,7 @@ BENIGN = {
     "__syncwarp of a partial mask": (PARTIAL_MASK, vector(32),
                                     lambda x: np.concatenate([x[:16][::-1], x[16:]]), 32),
     "two launches through scratch": (TWO_LAUNCHES, vector(200), lambda x: 2 * x + 2 * np.roll(x, -1), 200),
+    "half-precision neighbours, each thread its own element": (HALF_NEIGHBOURS, vector(200), lambda x: 2 * x + 1, 200),
 }
 
 
