@@ -154,14 +154,19 @@ class JudgePool:
         return (k, ref)
 
     def gather(self, handles: Sequence) -> list[Verdict | WorkTimeout | WorkFailed]:
-        """Each handle's `Verdict`, or what kept it from one; waits at most `timeout_s` per call
-        (counted from when `gather` starts, as calls run side by side)."""
+        """Each handle's `Verdict`, or what kept it from one; waits at most `timeout_s` per call.
+
+        An actor runs its calls one after another, so a call's wait counts from when its actor was
+        free to start it (its previous call in *handles* ended, or `gather` began): a long batch
+        queued on few actors is not cut short, and a call that hangs still gives up in time."""
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
-        deadline = time.monotonic() + self.timeout_s
+        started = time.monotonic()
+        actor_free_at: dict[int, float] = {}
         results: list[Verdict | WorkTimeout | WorkFailed] = []
         for k, ref in handles:
+            deadline = actor_free_at.get(k, started) + self.timeout_s
             try:
                 results.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
             except GetTimeoutError:
@@ -171,4 +176,5 @@ class JudgePool:
                 results.append(WorkFailed(f"{type(err).__name__}: {text}"))
             finally:
                 self._in_flight[k] -= 1
+                actor_free_at[k] = time.monotonic()
         return results

@@ -119,6 +119,26 @@ def test_judge_pool_retries_a_killed_actor_and_reports_timeouts():
         assert isinstance(late, WorkTimeout)
 
 
+def test_judge_pool_waits_per_call_from_when_its_actor_was_free():
+    """A batch queued on one actor takes longer than one call's wait; no call of it times out."""
+    import time
+    checker = load_checker("kernelbench")
+    source = load_problem("softmax").kernel_sources()["substrate"]
+    with JudgePool(workers=1, num_cpus=2, timeout_s=120) as pool:
+        single = 0.0
+        for warm in range(3):    # the first call builds the kernel; the others reuse the build
+            t0 = time.monotonic()
+            [verdict] = pool.gather([pool.submit(checker, "softmax", source)])
+            single = max(single, time.monotonic() - t0) if warm else 0.0
+            assert getattr(verdict, "accepted", None) is True, verdict
+        pool.timeout_s = max(1.0, 3 * single)
+        handles = [pool.submit(checker, "softmax", source) for _ in range(int(3 * pool.timeout_s / single) + 2)]
+        t0 = time.monotonic()
+        verdicts = pool.gather(handles)
+        assert time.monotonic() - t0 > pool.timeout_s      # the batch outlasted one call's wait
+        assert all(getattr(v, "accepted", None) is True for v in verdicts), verdicts
+
+
 def test_input_cache_evicts_least_recently_used():
     from mutagym.rewards.checker import InputRef
     p = load_problem("relu")
