@@ -25,7 +25,7 @@ RUNTIME_HEADERS = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_lau
 #: emulator has its own versions of what they declare (`csrc/mg_half.h`, `mg_bf16.h`,
 #: `mg_cooperative_groups.h`).
 CUDA_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
-                "cooperative_groups/reduce.h", "cooperative_groups/scan.h")
+                "cooperative_groups/reduce.h", "cooperative_groups/scan.h", "mma.h")
 #: Of those, the ones that bring CUDA's C++ library (CCCL), which defines the fixed-width integer
 #: types itself under NVRTC (see `source_prep`).
 CCCL_HEADERS = ("cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h")

@@ -79,12 +79,14 @@ _PARAM_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restric
 
 # Intrinsics that make threads of a block or warp wait for each other, and the cooperative-groups
 # namespace (its groups sync, shuffle, vote and reduce on the same barriers and collectives, and
-# every use of it names it): a kernel that names one needs the emulator's fibers. Redefining one
-# with #define is refused.
+# every use of it names it), and the warp matrix API (its loads, stores and products are warp
+# collectives; every use names `nvcuda`): a kernel that names one needs the emulator's fibers.
+# Redefining one with #define is refused.
 _BARRIER = re.compile(r"\b(?:__syncthreads(?:_count|_and|_or)?|__syncwarp|__activemask"
                       r"|__shfl(?:_up|_down|_xor)?(?:_sync)?|__ballot(?:_sync)?"
                       r"|__any(?:_sync)?|__all(?:_sync)?|__match_(?:any|all)_sync"
-                      r"|__reduce_(?:add|min|max|and|or|xor)_sync|cooperative_groups)\b")
+                      r"|__reduce_(?:add|min|max|and|or|xor)_sync|cooperative_groups|nvcuda"
+                      r"|(?:load|store)_matrix_sync|mma_sync)\b")
 _BUILTINS = {"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "__global__",
              "__device__", "__shared__"}
 _DIRECTIVES = {"", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",

@@ -207,3 +207,4 @@ __MG_WARP_REDUCE(__reduce_xor_sync, __MG_REDUCE_XOR, unsigned)
 #undef __MG_WARP_REDUCE
 
 #include "mg_cooperative_groups.h"
+#include "mg_wmma.h"
