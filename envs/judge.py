@@ -13,7 +13,9 @@ system call, refused launch), `wrong`, `correct`; and `infra_error` when mutagym
 which case the reward says nothing about the kernel (trainers get `None`).
 
 The `LeakageLedger` keeps running totals per checker version: reward given to kernels the pool of
-record rejects (leaked) and reward withheld from kernels it accepts.
+record rejects (leaked) and reward withheld from kernels it accepts. With a `field_dir`, every kernel
+the gate rejects on an input is also kept there with that input's id (`field_ledger.FieldLedger`),
+so that a later `mutagym harden --field` covers what policies actually wrote.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..rewards.checker import (CheckerVersion, Verdict, default_checker, evaluat
 from ..rewards.input_cache import InputCache
 from ..rewards.judging import BUILD_FAULTS, RUN_FAULTS
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
+from .field_ledger import FieldLedger
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .gate import FRESH_BATCH, RewardGate, decide
 from .pool import PoolRegistry
@@ -208,13 +211,15 @@ class Judge:
             gate's fresh stage (default: random, so unpredictable and not reproducible).
         workers, address, num_cpus: the Ray pool (see `prescreen.JudgePool`).
         pool_file: pool of record file or kill-matrix folder (default: the one shipped with mutagym).
+        field_dir: a field ledger folder: each kernel the gate rejects on an input is kept there
+            (`field_ledger.py`; default: none).
     """
 
     def __init__(self, checker: CheckerVersion | str | None = None, *, prescreen: bool = True,
                  backend: str = "auto", shaping: RewardShaping | None = None, fresh_seeds: bool = False,
                  secret: int | str | bytes | None = None, workers: int | None = None,
                  address: str | None = None, num_cpus: int | None = None, timeout_s: float = 300.0,
-                 pool_file: str | None = None, gate: bool | None = None):
+                 pool_file: str | None = None, gate: bool | None = None, field_dir: str | None = None):
         from ..runtime.cuda_backend import cuda_available
         self.checker = checker if isinstance(checker, CheckerVersion) else (
             load_checker(checker) if checker else default_checker())
@@ -230,6 +235,7 @@ class Judge:
                      if (checker is None if gate is None else gate) else None)
         self.workers = JudgePool(workers=workers, address=address, num_cpus=num_cpus, timeout_s=timeout_s)
         self.leakage = LeakageLedger()
+        self.field = FieldLedger(field_dir) if field_dir is not None else None
         self._judged = _Memo()        # (text sha, problem) -> Judgement; not with fresh seeds
         self._prescreened = _Memo()   # (text sha, problem) -> prescreen report
         self._lock = threading.RLock()  # callers' threads (verl's reward workers) take turns
@@ -310,7 +316,7 @@ class Judge:
             if all(v.accepted for v in verdicts.values()):
                 passed[k] = suite_result
             else:
-                out[k] = self._gate_judgement(problem, suite_result)
+                out[k] = self._gate_judgement(problem, suite_result, source)
         later: dict[int, list] = {k: [] for k in passed}
         split = len(passed) == 1
 
@@ -348,7 +354,7 @@ class Judge:
                 if not all(v.accepted for v in verdicts.values()):
                     break   # the later stages' runs are not waited for
             if out[k] is None:
-                out[k] = self._gate_judgement(problem, results)
+                out[k] = self._gate_judgement(problem, results, source)
         for j, key in zip(out, keys):
             if not j.infra_error:
                 self._judged.put(key, j)
@@ -390,9 +396,16 @@ class Judge:
         message = (f"a gate stage took over {why.seconds:g} s" if isinstance(why, WorkTimeout) else why.message)
         return self._fail("infra_error", problem, message)
 
-    def _gate_judgement(self, problem: str, results) -> Judgement:
+    def _gate_judgement(self, problem: str, results, source: str) -> Judgement:
         gated = decide(results, self.gate.schedules, checker_alone=results[0][1][self.gate.schedules[0]])
         verdict = gated.verdict
+        witness = next((v for v in verdict.inputs if not v.passed), None)
+        if self.field is not None and witness is not None:
+            info = gated.info(self.checker_id)
+            self.field.record(source, problem, gate=self.checker_id, checker=self.gate.checker.version_id,
+                              stage=gated.stage, schedule=gated.schedule, outcome=witness.outcome,
+                              witness=witness.input_id,
+                              checker_alone_false_accept=info["checker_alone"]["false_accept"])
         category = _category(verdict)
         message = verdict.message
         for index, v in enumerate(verdict.inputs):   # input ids name seeds: tell the position only

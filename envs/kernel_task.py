@@ -169,6 +169,7 @@ class KernelTaskEnv(gym.Env):
     | `secret` | int or str | None: random | seeds the fresh draws |
     | `workers` | int | None: one per CPU | Ray workers of the prescreen |
     | `address` | str | None: `$RAY_ADDRESS`, else a local cluster | an existing Ray cluster |
+    | `field_dir` | str | None: none | a field ledger folder: every kernel the gate rejects on an input is kept there with that input's id (`envs.field_ledger`; `mutagym leaks export` reads it) |
     | `judge` | `Judge` | None | share one judge between environments (its options then win over the ones above) |
     | `render_mode` | `"ansi"` or None | None | `render()` returns the observation text |
 
@@ -227,7 +228,8 @@ class KernelTaskEnv(gym.Env):
                  checker: CheckerVersion | str | None = None, max_turns: int = 1,
                  shaping: RewardShaping | dict | None = None, backend: str = "auto", prescreen: bool = True,
                  fresh_seeds: bool = False, secret: int | str | None = None, workers: int | None = None,
-                 address: str | None = None, judge: Judge | None = None, render_mode: str | None = None):
+                 address: str | None = None, judge: Judge | None = None, render_mode: str | None = None,
+                 field_dir: str | None = None):
         if max_turns < 1:
             raise ValueError(f"KernelTaskEnv(max_turns={max_turns!r}): must be >= 1")
         if render_mode not in (None, "ansi"):
@@ -238,7 +240,8 @@ class KernelTaskEnv(gym.Env):
         if isinstance(shaping, dict):
             shaping = RewardShaping(**shaping)
         self.judge = judge or Judge(checker, prescreen=prescreen, backend=backend, shaping=shaping,
-                                    fresh_seeds=fresh_seeds, secret=secret, workers=workers, address=address)
+                                    fresh_seeds=fresh_seeds, secret=secret, workers=workers, address=address,
+                                    field_dir=field_dir)
         self._owns_judge = judge is None
         self.observation_space = spaces.Text(max_length=MAX_OBSERVATION_CHARS, charset=CHARSET)
         self.action_space = spaces.Text(max_length=MAX_SOURCE_CHARS, charset=CHARSET)

@@ -167,7 +167,8 @@ def _flag(text: str) -> bool:
 #: environment variables (read with the given type). Inside verl's own Ray cluster, set `workers`:
 #: by default the judge starts one actor per CPU of the cluster it finds (actors reserve no CPU).
 VERL_OPTIONS = {"checker": ("MUTAGYM_CHECKER", str), "prescreen": ("MUTAGYM_PRESCREEN", _flag),
-                "backend": ("MUTAGYM_BACKEND", str), "workers": ("MUTAGYM_WORKERS", int)}
+                "backend": ("MUTAGYM_BACKEND", str), "workers": ("MUTAGYM_WORKERS", int),
+                "field_dir": ("MUTAGYM_FIELD_DIR", str)}
 _verl_judges: dict[tuple, Any] = {}
 _verl_lock = threading.Lock()
 
@@ -196,8 +197,9 @@ def verl_compute_score(data_source, solution_str: str, ground_truth, extra_info=
     several threads at once; `more` holds `custom_reward_function.reward_kwargs` and whatever a
     verl version adds (reward-model addresses, tokenizers), which is ignored. The problem id is the
     ground truth, else `extra_info["problem"]`; `data_source` is not used. The judge is made once
-    per process from `checker`, `prescreen`, `backend`, `workers` in reward_kwargs, else from
-    `MUTAGYM_CHECKER`, `MUTAGYM_PRESCREEN`, `MUTAGYM_BACKEND`, `MUTAGYM_WORKERS` (`VERL_OPTIONS`).
+    per process from `checker`, `prescreen`, `backend`, `workers`, `field_dir` in reward_kwargs, else
+    from `MUTAGYM_CHECKER`, `MUTAGYM_PRESCREEN`, `MUTAGYM_BACKEND`, `MUTAGYM_WORKERS`,
+    `MUTAGYM_FIELD_DIR` (`VERL_OPTIONS`).
 
     verl takes `score` as the reward and collects every other key into per-sample metric lists,
     so every sample returns the same keys, numbers or strings only (never None). verl has no way

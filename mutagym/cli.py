@@ -535,7 +535,8 @@ def cmd_eval(args) -> int:
         flag = "--address" if args.address else "--num-cpus"
         raise UsageError(f"{flag} needs --prescreen (only the prescreen runs on Ray)")
     judge = Judge(checker, prescreen=args.prescreen, backend=args.backend,
-                  pool_file=pool, num_cpus=_at_least(args.num_cpus, 1, "--num-cpus"), address=args.address)
+                  pool_file=pool, num_cpus=_at_least(args.num_cpus, 1, "--num-cpus"), address=args.address,
+                  field_dir=None if args.no_field else args.field_dir)
     try:
         items = [(source, problem) for source in sources]
         judged = (judge.judge_many(items) if args.prescreen and len(items) > 1
@@ -587,6 +588,23 @@ def cmd_eval(args) -> int:
     if args.prescreen or gated:
         _print_leakage(judge.leakage.as_dict())
     return 0 if all(r["accepted"] for r in records) else 1
+
+
+def cmd_leaks(args) -> int:
+    from .envs.field_ledger import export_ledgers
+    ledgers = args.ledgers or ["out/eval/field"]
+    for folder in ledgers:
+        if not Path(folder).is_dir():
+            raise UsageError(f"--from {folder!r}: no such folder")
+    try:
+        manifest, added, total = export_ledgers(args.dir, ledgers)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if args.json:
+        print(json.dumps({"manifest": str(manifest), "added": added, "kernels": total}))
+    else:
+        console.print(f"{manifest}: {added} kernel(s) added, {total} in the set")
+    return 0
 
 
 def _print_leakage(totals: dict) -> None:
@@ -836,9 +854,22 @@ def build_parser() -> argparse.ArgumentParser:
                                   "(default: the shipped pool, else the validity gate's inputs)")
     p.add_argument("--killmatrix", help="the pool of record from a kill-matrix folder, as --pool "
                                         "(default: the shipped pool)")
+    p.add_argument("--field-dir", default="out/eval/field",
+                   help="field ledger folder: each kernel the gate rejects on an input is kept there with "
+                        "that input's id, for `mutagym leaks export`")
+    p.add_argument("--no-field", action="store_true", help="keep no field ledger")
     ray_flags(p)
     json_flag(p)
     p.set_defaults(func=cmd_eval)
+
+    p = command("leaks", "export the wrong kernels field ledgers kept as a field-fault set (probe format)")
+    p.add_argument("action", choices=("export",), metavar="export", help="the one action: export")
+    p.add_argument("dir", metavar="DIR", help="the field-fault set to write (probe.toml and one .cu per "
+                                              "kernel; kernels a set there holds are kept)")
+    p.add_argument("--from", dest="ledgers", action="append", metavar="LEDGER_DIR",
+                   help="a field ledger folder, repeatable (default: out/eval/field, what `mutagym eval` keeps)")
+    json_flag(p)
+    p.set_defaults(func=cmd_leaks)
 
     p = command("audit", "compare two checker versions on a kill matrix's witnessed mutants")
     p.add_argument("a", metavar="A", help="checker A (preset name or file)")
