@@ -50,7 +50,7 @@ __all__ = [
     "rules_dir",
 ]
 
-#: The six fault families, in report order. A rule file is named after its family.
+#: The fault families, in report order. A rule file is named after its family.
 FAMILIES: tuple[str, ...] = (
     "arithmetic",
     "indexing",
@@ -58,6 +58,7 @@ FAMILIES: tuple[str, ...] = (
     "precision",
     "boundary",
     "input_domain",
+    "idiom",
 )
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
