@@ -84,7 +84,39 @@ def _parse(source: str) -> tuple[SgNode, tuple[tuple[int, int], ...]]:
     return root, tuple(opaque)
 
 
-def _render(fix: str, match: SgNode, source: str, transforms: set[str]) -> str:
+_RUST_GROUP = re.compile(r"\$(?:\{(\w+)\}|(\d+))")
+
+
+def _replace_transforms(transforms: dict[str, dict], match: SgNode, source: str) -> dict[str, str]:
+    """The `replace` transforms of a rule, run on the original text of their sources.
+
+    ast-grep would run them on the masked text (a `__shared__` inside a rewritten block would come
+    back as spaces) and re-indent multi-line results; a multi-site rule rewrites whole blocks, so
+    the engine applies the regex itself, in the rule's order (a transform may read an earlier one).
+    Rust's `$1` / `${1}` group references become Python's.
+    """
+    values: dict[str, str] = {}
+    for name, spec in transforms.items():
+        args = spec.get("replace")
+        if args is None:
+            continue
+        ref = str(args["source"])
+        src = ref.lstrip("$")
+        if src in values:
+            text = values[src]
+        else:
+            nodes = match.get_multiple_matches(src) if ref.startswith("$$$") else [match.get_match(src)]
+            nodes = [n for n in nodes if n is not None]
+            text = source[nodes[0].range().start.index:nodes[-1].range().end.index] if nodes else ""
+        by = _RUST_GROUP.sub(lambda g: "\\g<" + (g.group(1) or g.group(2)) + ">",
+                             str(args["by"]).replace("\\", "\\\\"))
+        values[name] = re.sub(args["replace"], by, text)
+    return values
+
+
+def _render(fix: str, match: SgNode, source: str, transforms: dict[str, dict]) -> str:
+    replaced = _replace_transforms(transforms, match, source) if transforms else {}
+
     def sub(m: re.Match[str]) -> str:
         multi, single = m.group(1), m.group(2)
         if multi is not None:
@@ -92,6 +124,8 @@ def _render(fix: str, match: SgNode, source: str, transforms: set[str]) -> str:
             if not nodes:
                 return ""
             return source[nodes[0].range().start.index:nodes[-1].range().end.index]
+        if single in replaced:
+            return replaced[single]
         if single in transforms:
             t = match.get_transformed(single)
             if t is not None:
@@ -137,7 +171,7 @@ def find_sites(source: str, rule: RuleSpec) -> list[Site]:
     block; a `grid` / `block` rule only returns sites inside that block's expressions. A site whose
     rewrite leaves the text unchanged is dropped.
     """
-    transforms = set(rule.transform)
+    transforms = rule.transform
     found: dict[tuple[int, int], str] = {}
     if rule.target == "kernel":
         root, opaque = _parse(source)

@@ -40,6 +40,19 @@ def test_multi_metavariable_and_transform():
     assert site.replacement == "h(a,  c) + b,  c"
 
 
+def test_replace_transform_runs_on_the_original_text_of_a_block():
+    """A block rewritten by a `replace` transform keeps its CUDA qualifiers and its indentation
+    (ast-grep alone would return the masked, re-indented text); `${1}` groups are Rust's."""
+    rule = _rule(rule={"pattern": "$B", "kind": "compound_statement",
+                       "inside": {"kind": "function_definition"}},
+                 transform={"ONE": {"replace": {"source": "$B", "replace": r"(\w+)\[tid\]", "by": "${1}[0]"}},
+                            "TWO": {"replace": {"source": "$ONE", "replace": "s_", "by": "t_"}}},
+                 fix="$TWO")
+    src = "__global__ void k(float* o) {\n    __shared__ float s_x[32];\n        s_x[tid] = o[tid];\n}\n"
+    [site] = find_sites(src, rule)
+    assert site.replacement == "{\n    __shared__ float t_x[32];\n        t_x[0] = o[0];\n}"
+
+
 def test_engine_drops_sites_in_comments_strings_and_launch_block_even_if_a_rule_targets_them():
     """A rule that asks for comments or strings gets nothing: the engine's second wall."""
     src = ('/* mutagym\n[[launch]]\nkernel = "k"\n*/\n// note\n'
