@@ -23,12 +23,20 @@ RUNTIME_HEADERS = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_lau
                    "math_constants.h")
 #: CUDA's own headers: NVRTC reads the real ones (through `-I`, `nvrtc.compile_options`); the
 #: emulator has its own versions of what they declare (`csrc/mg_half.h`, `mg_bf16.h`,
-#: `mg_cooperative_groups.h`).
+#: `mg_cooperative_groups.h`, `mg_pipeline.h`). The pipeline headers need only the CUDA include
+#: folder (`nv/target` is there), not CCCL.
 CUDA_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
-                "cooperative_groups/reduce.h", "cooperative_groups/scan.h", "mma.h")
+                "cooperative_groups/reduce.h", "cooperative_groups/scan.h", "cuda_pipeline.h",
+                "cuda_pipeline_primitives.h", "mma.h")
 #: Of those, the ones that bring CUDA's C++ library (CCCL), which defines the fixed-width integer
 #: types itself under NVRTC (see `source_prep`).
 CCCL_HEADERS = ("cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/scan.h")
+
+#: Of those, the pipeline primitives', which under NVRTC typedef some fixed-width types
+#: themselves (`cuda_pipeline_helpers.h`, `cuda_awbarrier_helpers.h`): the 64-bit ones as
+#: `unsigned long long`, so the NVRTC prelude then declares them the same way (see `source_prep`).
+PIPELINE_HEADERS = ("cuda_pipeline.h", "cuda_pipeline_primitives.h")
+PIPELINE_TYPES = (("uint64_t", "unsigned long long"), ("uintptr_t", "unsigned long long"))
 
 #: Headers a submission may include (angle or quote form); NVRTC has no others.
 ALLOWED_HEADERS = CUDA_HEADERS + STANDARD_HEADERS + RUNTIME_HEADERS

@@ -17,7 +17,8 @@ The integer types follow the LP64 Linux ABI that g++ (the CPU emulator) sees, so
 `long`, not `long long`, on both backends; except with the cooperative-groups headers, which bring
 CUDA's C++ library (CCCL): under NVRTC it declares the fixed-width types itself, with `long long`
 for the 64-bit ones, so the prelude then takes them (and the limit macros) from CCCL's own headers
-instead of declaring its own, which would clash.
+instead of declaring its own, which would clash; and with the pipeline headers, which declare
+`uint64_t` and `uintptr_t` as `unsigned long long` under NVRTC, as the prelude then does too.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .headers import CCCL_HEADERS, RUNTIME_HEADERS, STANDARD_HEADERS
+from .headers import CCCL_HEADERS, PIPELINE_HEADERS, PIPELINE_TYPES, RUNTIME_HEADERS, STANDARD_HEADERS
 
 __all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
 
@@ -46,6 +47,8 @@ _INT_TYPES = (
 
 #: The fixed-width integer types (the design promises them without an include).
 _TYPEDEFS = " ".join(f"typedef {ctype} {name};" for name, ctype in _INT_TYPES)
+#: The same where the pipeline headers declare some of them their way.
+_PIPELINE_TYPEDEFS = " ".join(f"typedef {dict(PIPELINE_TYPES).get(name, ctype)} {name};" for name, ctype in _INT_TYPES)
 #: The short unsigned names that nvcc's host headers declare and device code uses (`uint i`).
 _SHORT_UNSIGNED = "typedef unsigned int uint; typedef unsigned short ushort; typedef unsigned long ulong;"
 #: With CCCL: its own declarations of the types and limits, before anything of ours.
@@ -141,11 +144,13 @@ def prepare_for_nvrtc(source: str) -> str:
     ['#line 1', '', 'int32_t x;']
     >>> 'typedef int int32_t;' in out and 'INT32_MAX' in out and 'INFINITY' in out
     True
-    >>> 'typedef' in prepare_for_nvrtc('#include <cooperative_groups.h>\\n')
+    >>> 'typedef int int32_t;' in prepare_for_nvrtc('#include <cooperative_groups.h>\\n')
     False
+    >>> 'typedef unsigned long long uint64_t;' in prepare_for_nvrtc('#include <cuda_pipeline.h>\\n')
+    True
     """
     lines = source.splitlines(keepends=True)
-    cccl = False
+    cccl = pipeline = False
     for number, line in enumerate(lines):
         body = line.rstrip("\r\n")
         match = _INCLUDE.match(body)
@@ -153,7 +158,10 @@ def prepare_for_nvrtc(source: str) -> str:
             lines[number] = line[len(body):]  # keep only the line ending
         elif match and match["header"] in CCCL_HEADERS:
             cccl = True
-    prelude = [_CCCL_PRELUDE if cccl else _TYPEDEFS, _SHORT_UNSIGNED, *_defines(_CUDART_MACROS),
+        elif match and match["header"] in PIPELINE_HEADERS:
+            pipeline = True
+    types = _CCCL_PRELUDE if cccl else _PIPELINE_TYPEDEFS if pipeline else _TYPEDEFS
+    prelude = [types, _SHORT_UNSIGNED, *_defines(_CUDART_MACROS),
                *_defines(_INT_MACROS), *_defines(_LIMIT_MACROS), *_defines(_FLOAT_MACROS),
                *_defines(_MATH_MACROS), _STD_INTS, _STD_MATH, _STD_STRING, "#line 1"]
     return "\n".join(prelude) + "\n" + "".join(lines)

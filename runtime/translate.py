@@ -5,7 +5,8 @@ submission's line numbers), with three rewrites: the allowed CUDA/C headers are 
 precompiled emulation header already provides them; `extern __shared__ T name[];` becomes a
 declaration aliasing the one dynamic shared-memory block (also inside a template, as CUDA's
 `SharedMemory<T>` helpers declare it, with `__align__(sizeof(T))`); and an entry shim per launched kernel is
-appended so the runner can call it with untyped argument slots. The CUDA macros NVRTC predefines
+appended so the runner can call it with untyped argument slots (and, where the text uses CUDA's
+pipeline primitives, land each thread's pending copies when it returns). The CUDA macros NVRTC predefines
 (`__CUDA_ARCH__`, `__CUDACC__`, ...) are defined in front, so `#if __CUDA_ARCH__ >= 700` takes
 the same branch here as in the NVRTC gate (`preprocessed.emulator_macros`).
 """
@@ -42,6 +43,10 @@ __attribute__((visibility("default"))) void __mg_shared_memory(unsigned char** b
 }}
 """
 
+
+#: A use of CUDA's pipeline primitives: each thread's pending copies then land when it ends
+#: (csrc/mg_pipeline.h); a kernel without them keeps the pipeline's state out of its object.
+_PIPELINE = re.compile(r"\b__pipeline_")
 
 #: What a `{` opens when it is not a block of code: a namespace, a class, an initialiser.
 _NOT_CODE = re.compile(r'(?:\bnamespace(?:\s+\w+)?|\bextern\s+"[^"]*"|\b(?:struct|class|union|enum)\b[^;{}()]*|=)\s*$')
@@ -86,8 +91,9 @@ def translation_unit(submission: Submission) -> str:
     code = strip_comments_and_strings(body)
     body = _EXTERN_SHARED.sub(lambda m: _dynamic_shared(m, _in_function(code, m.start())), body)
     kernels = sorted({launch.kernel for launch in submission.launches})
+    thread_ends = " __mg_pipeline_thread_ends();" if _PIPELINE.search(code) else ""
     shims = "".join(
         f'extern "C" __attribute__((visibility("default"))) void {entry_symbol(k)}(void** a) '
-        f"{{ __mg_call({k}, a); }}\n" for k in kernels)
+        f"{{ __mg_call({k}, a);{thread_ends} }}\n" for k in kernels)
     defines = "".join(f"#define {name} {value}\n" for name, value in emulator_macros().items())
     return f'{defines}extern unsigned char __mg_dynamic_smem[];\n#line 1 "submission.cu"\n{body}\n#line 1 "mutagym-generated"\n{_EPILOGUE}{shims}'

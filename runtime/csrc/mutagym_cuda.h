@@ -95,6 +95,7 @@ enum {
 #define printf __mg_printf
 
 #include "mg_libc.h"
+#include "mg_pipeline.h"
 
 // Calls an entry kernel with arguments unpacked from the runner's slots, typed by the kernel's own
 // signature (so a `const float* __restrict__` parameter receives exactly that).

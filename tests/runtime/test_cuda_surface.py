@@ -738,3 +738,21 @@ def test_c_library_has_cudas_types_on_both_compilers():
     _nvrtc_or_skip()
     ok, log = _nvrtc(source)
     assert ok, log[:3000]
+
+
+#: CUDA's pipeline primitives (csrc/mg_pipeline.h: macros, which the scanner does not see), with
+#: CUDA's types; `<cuda_pipeline.h>` is what a kernel includes for them under NVRTC.
+PIPELINE = (("__pipeline_memcpy_async(s, q, 16)", "void"), ("__pipeline_memcpy_async(s, q, 8, 4)", "void"),
+            ("__pipeline_commit()", "void"), ("__pipeline_wait_prior(1)", "void"))
+
+
+def test_pipeline_primitives_have_cudas_types_on_both_compilers():
+    """The pipeline primitives compile with CUDA's types on the emulator and, with the real
+    `<cuda_pipeline.h>`, under NVRTC."""
+    body = "".join(f'static_assert(mg_same_<decltype({e}), {t}>::value, "{t}"); {e};' for e, t in PIPELINE)
+    source = _PRELUDE + f"__device__ void f(const void* q) {{ __shared__ __align__(16) float s[4]; {body} }}\n"
+    ok, log = _gpp(True)(source)
+    assert ok, log[:3000]
+    _nvrtc_or_skip()
+    ok, log = _nvrtc("#include <cuda_pipeline.h>\n" + source)
+    assert ok, log[:3000]
