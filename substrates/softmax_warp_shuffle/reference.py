@@ -1,0 +1,5 @@
+import torch
+
+
+def reference(x):
+    return torch.softmax(x, dim=-1)
