@@ -59,6 +59,7 @@ FAMILIES: tuple[str, ...] = (
     "boundary",
     "input_domain",
     "idiom",
+    "pipeline",
 )
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
