@@ -464,10 +464,21 @@ def cmd_harden(args) -> int:
                    seeds=_seeds(args.seeds), schedules=_schedules(args.schedules, "--schedules"),
                    num_cpus=_at_least(args.num_cpus, 1, "--num-cpus"), address=args.address,
                    check_false_rejects=not args.no_false_rejects, progress=not args.json,
-                   workers=_at_least(args.workers, 1, "--workers"))
+                   workers=_at_least(args.workers, 1, "--workers"), field_sets=_field_sets(args.field))
     with _StdoutToStderr() if args.json else contextlib.nullcontext():
         summary = harden(problems, args.out, **options)
     return _print_harden(args, summary)
+
+
+def _field_sets(folders: list[str] | None) -> list[str]:
+    """The `--field` folders, each checked to be a field-fault set that loads."""
+    from .rewards.field_faults import load_field_set
+    for folder in folders or ():
+        try:
+            load_field_set(folder)
+        except ValueError as err:
+            raise UsageError(f"--field {folder!r}: {err}") from None
+    return list(folders or ())
 
 
 def _print_harden(args, summary) -> int:
@@ -836,6 +847,10 @@ def build_parser() -> argparse.ArgumentParser:
     ray_flags(p)
     p.add_argument("--workers", type=int, default=2, help="processes of the mutant pool build")
     p.add_argument("--no-false-rejects", action="store_true", help="skip running correct kernels through each checker")
+    p.add_argument("--field", action="append", metavar="DIR",
+                   help="a field-fault set (probe format, e.g. benchmarks/probe or what `mutagym leaks export` "
+                        "wrote), repeatable: its wrong kernels join the kill matrix as population `field`, "
+                        "its correct kernels the false-reject checks (default: none)")
     json_flag(p)
     p.set_defaults(func=cmd_harden)
 

@@ -56,10 +56,11 @@ import numpy as np
 
 from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef, list_checkers, load_checker
 from ..rewards.generators import GENERATORS, ORDINARY_GENERATORS, parse_input_id
-from ..rewards.scoring import (CheckerScore, CorrectRuns, KillMatrix, cell_killed, kill_rule, load_killmatrix,
-                      score_checker)
+from ..rewards.scoring import (CheckerScore, CorrectRuns, FalseReject, KillMatrix, cell_killed, kill_rule,
+                               load_killmatrix, score_checker)
 from ..rewards.suites import fill_budget, hash_split, select_suite
 from ..substrates.catalog import list_problems, load_problem
+from .field import FieldFaults, field_false_rejects, gate_false_rejects, load_field_faults
 from .killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
 from .pool import build_pool
 
@@ -353,6 +354,10 @@ class HardenSummary:
     seconds: float
     restored_default: list[str] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    field_faults: FieldFaults | None = None
+    field_rejects: dict[str, list[FalseReject]] | None = None
+    """per checker (and the gate, `rewards.report.GATE_ROW`): the field sets' correct kernels it
+    rejects; None when not measured"""
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per checker: detection (+ interval), selection / held-out, false rejects, inputs."""
@@ -383,14 +388,17 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
            schedules: Sequence[str] = ("ascending", "descending"), num_cpus: int | None = None,
            address: str | None = None, checkers: Sequence[str] | None = None,
            check_false_rejects: bool = True, report: bool = True, progress: bool = True,
-           backend: str = "cpu", workers: int = 2) -> HardenSummary:
+           backend: str = "cpu", workers: int = 2,
+           field_sets: Sequence[str | os.PathLike] = ()) -> HardenSummary:
     """The whole job: mutate -> kill matrix -> score the presets -> select suites -> the hardened
     checker (saved under `<out>/checkers/`) -> `report.md` with plots.
 
     `quick` (when `problems` / `presets` are not given) is relu, softmax, layernorm at the
     official and remainder shapes. `shape_classes` as `KillMatrixSettings.shape_classes` (default:
     the cheap classes unless `presets` names the shapes). Every stage resumes from what `out`
-    already holds.
+    already holds. `field_sets` are field-fault sets (`mutants.field`): their wrong kernels of
+    `problems` join the kill matrix as population `field`, their witnesses its inputs, and their
+    correct kernels the false-reject checks (a tightened tolerance that rejects one is undone too).
     """
     start = time.monotonic()
     out = Path(out)
@@ -398,6 +406,7 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     if presets is None and quick:
         presets = QUICK_PRESETS
     compared = [load_checker(name) for name in (checkers or list_checkers())]
+    faults = load_field_faults(field_sets, problems) if field_sets else None
     runs = CorrectRuns(backend=backend)         # each correct kernel runs once per input, for every checker
     with ThreadPoolExecutor(1) as background:
         # the presets' inputs do not depend on the kill matrix: run the correct kernels on them
@@ -405,13 +414,13 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
         presets_run = background.submit(runs.prepare, compared, problems) if check_false_rejects else None
         built = build_pool(out / "pool", problems, workers=workers, progress=progress)
         stages = {"mutant pool": time.monotonic() - start}
-        mutants = load_mutants(problems, str(built.path))
+        mutants = load_mutants(problems, str(built.path)) + (faults.records if faults else [])
         settings = KillMatrixSettings(out=str(out / "killmatrix"), presets=tuple(presets) if presets else None,
                                       shape_classes=tuple(shape_classes) if shape_classes is not None else None,
                                       generators=tuple(generators) if generators else None,
                                       seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
                                       num_cpus=num_cpus, address=address, progress=progress)
-        km = load_killmatrix(run_killmatrix(mutants, settings))
+        km = load_killmatrix(run_killmatrix(mutants, settings, faults.witnesses if faults else None))
         stages["kill matrix"] = time.monotonic() - start - sum(stages.values())
         if presets_run is not None:
             presets_run.result()
@@ -421,10 +430,14 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
                     "shape_classes": list(shape_classes) if shape_classes is not None else None,
                     "generators": list(generators) if generators else None, "seeds": list(seeds),
                     "schedules": list(schedules), "backend": backend}
+    if faults:
+        run_settings["field_sets"] = list(faults.sets)
     result = harden_checker(km, problems=problems, budget=budget, settings=run_settings)
     restored: list[str] = []
     if check_false_rejects:
         rejects, _ = runs.false_rejects(result.checker, problems)
+        if faults:
+            rejects += field_false_rejects(result.checker, faults.correct, backend=backend)
         restored = sorted({r.problem for r in rejects if result.problems[r.problem].tol is not None})
         if restored:                 # a tightened tolerance rejected a correct kernel: undo it
             for p in restored:
@@ -437,9 +450,15 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     scores = {c.name: score_checker(c, km, problems=problems, check_false_rejects=check_false_rejects,
                                     backend=backend, runs=runs)
               for c in compared + [result.checker]}
+    field_rejects = None
+    if faults and check_false_rejects:
+        from ..rewards.report import GATE_ROW
+        field_rejects = {c.name: field_false_rejects(c, faults.correct, backend=backend)
+                         for c in compared + [result.checker]}
+        field_rejects[GATE_ROW] = gate_false_rejects(result.checker, km, faults.correct, backend=backend)
     stages["suites, false rejects, scores"] = time.monotonic() - start - sum(stages.values())
     summary = HardenSummary(out, problems, km.out, result, checker_path, scores, None,
-                            0.0, restored, stages)
+                            0.0, restored, stages, faults, field_rejects)
     if report:
         from ..rewards.report import write_report
         summary.report = write_report(summary, km)

@@ -46,7 +46,7 @@ import json
 import math
 import os
 import platform
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -56,7 +56,7 @@ import pyarrow.parquet as pq
 
 from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS, representative_seed
 from ..rewards.judging import BUILD_FAULTS, OK, OUTCOMES
-from ..rewards.scoring import summarize_shapes
+from ..rewards.scoring import POPULATIONS, summarize_shapes
 from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
@@ -91,7 +91,7 @@ MUTANTS_SCHEMA = pa.schema([
     ("mutant_id", pa.string()), ("problem", pa.string()), ("family", pa.string()), ("rule", pa.string()),
     ("line", pa.int32()), ("source_sha256", pa.string()), ("cells", pa.int64()),
     ("witnessed", pa.bool_()), ("survived_everything", pa.bool_()), ("witnesses", pa.list_(pa.string())),
-    ("source", pa.string()), ("diff", pa.string()),
+    ("source", pa.string()), ("diff", pa.string()), ("population", pa.string()),
 ])
 
 
@@ -174,7 +174,9 @@ class KillMatrixSettings:
 
 @dataclass(frozen=True)
 class MutantRecord:
-    """The kill matrix's view of a mutant: id, problem, fault family, rule and full source."""
+    """The kill matrix's view of a wrong kernel: id, problem, fault family, rule and full source;
+    `population` is `mutant` (a rule applied to a substrate) or `field` (a kernel of a field-fault
+    set, its family `field` and its rule the set's `kind`)."""
 
     id: str
     problem: str
@@ -183,13 +185,19 @@ class MutantRecord:
     source: str
     line: int = -1
     diff: str = ""
+    population: str = "mutant"
+
+    def __post_init__(self) -> None:
+        if self.population not in POPULATIONS:
+            raise ValueError(f"mutant record {self.id!r}: population must be one of {POPULATIONS}, "
+                             f"got {self.population!r}")
 
 
 def as_records(mutants: Iterable) -> list[MutantRecord]:
     """`MutantRecord`s from `mutants.generate.Mutant`s, dicts (`id` or `mutant_id`) or records.
 
     >>> as_records([{"mutant_id": "m1", "problem": "relu", "source": "..."}])[0]
-    MutantRecord(id='m1', problem='relu', family='', rule='', source='...', line=-1, diff='')
+    MutantRecord(id='m1', problem='relu', family='', rule='', source='...', line=-1, diff='', population='mutant')
     >>> as_records([{"id": "m1", "problem": "relu"}])
     Traceback (most recent call last):
     ...
@@ -208,7 +216,7 @@ def as_records(mutants: Iterable) -> list[MutantRecord]:
             raise ValueError(f"mutant record {str(d)[:120]!r} lacks {', '.join(missing)}")
         out.append(MutantRecord(str(mid), d["problem"], d.get("family") or "", d.get("rule") or "",
                                 d["source"], int(d.get("line", -1) if d.get("line") is not None else -1),
-                                d.get("diff") or ""))
+                                d.get("diff") or "", d.get("population") or "mutant"))
     ids = [m.id for m in out]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -382,11 +390,13 @@ def shape_classes_for(problem, settings: KillMatrixSettings) -> list[str]:
     return [c for c in SHAPE_CLASSES if c in wanted and c in offered]
 
 
-def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
+def candidate_inputs(problem, settings: KillMatrixSettings, extra: Sequence[str] = ()) -> list:
     """The inputs a kill matrix gates for `problem`: each generator x shape preset x seed of
     `settings` (every generator and every preset of the problem by default), then each shape
     class x seed x shape generator (`shape_classes_for`; the class instance is the representative
-    of `settings.shape_seeds` draws, `rewards.shapes.representative_seed`), as presets `@<class>`.
+    of `settings.shape_seeds` draws, `rewards.shapes.representative_seed`), as presets `@<class>`,
+    then the input ids of `extra` not drawn already (field faults' witnesses, rebuilt by
+    `rewards.generators.generate_from_id`; an id of another problem raises ValueError).
 
     >>> from mutagym.substrates.catalog import load_problem
     >>> ids = [g.id for g in candidate_inputs(load_problem("relu"), KillMatrixSettings(
@@ -408,16 +418,27 @@ def candidate_inputs(problem, settings: KillMatrixSettings) -> list:
                                                            (s + 1) * settings.shape_seeds))
             if seed is not None:
                 out += [generate(problem, g, preset=f"@{cls}", seed=seed) for g in shape_gens]
+    return out + _extra_inputs(problem, extra, {g.id for g in out})
+
+
+def _extra_inputs(problem, ids: Sequence[str], drawn: set[str]) -> list:
+    from ..rewards.generators import generate_from_id, parse_input_id
+    out = []
+    for input_id in dict.fromkeys(ids):
+        if parse_input_id(input_id)[0] != problem.id:
+            raise ValueError(f"extra input {input_id!r} is not an input of problem {problem.id!r}")
+        if input_id not in drawn:
+            out.append(generate_from_id(input_id))
     return out
 
 
-def _gate(problem, settings: KillMatrixSettings):
-    """Candidates, their validity and the bundle of valid inputs a task needs."""
+def _gate(problem, settings: KillMatrixSettings, extra: Sequence[str] = ()):
+    """Candidates (`candidate_inputs`), their validity and the bundle of valid inputs a task needs."""
     from ..rewards.judging import comparator_for, shared_cache
     from ..rewards.validity import check_validity
     from ..runtime import RunCase
 
-    candidates = candidate_inputs(problem, settings)
+    candidates = candidate_inputs(problem, settings, extra)
     scalars = problem.scalar_values()
     refs = [shared_cache().reference(problem, g) for g in candidates]
     comparator = comparator_for(problem)
@@ -472,11 +493,14 @@ def _sorted_table(rows: list[dict], schema: pa.Schema, keys: Sequence[str]) -> p
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None) -> KillMatrixResult:
+def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None,
+                   extra_inputs: Mapping[str, Sequence[str]] | None = None) -> KillMatrixResult:
     """Build (or resume) the kill matrix of `mutants` over their problems' valid inputs.
 
     `mutants` are `mutants.generate.Mutant`s, dicts or `MutantRecord`s (id, problem, family, rule,
-    source). Writes the tables of the module docstring under `settings.out` and returns them.
+    source, population). `extra_inputs` maps a problem to input ids that join its candidates (the
+    witnesses of field faults; the validity gate decides on them as on the others). Writes the
+    tables of the module docstring under `settings.out` and returns them.
     Raises `ray_pool.TaskFailedError` / `WorkerLostError` (naming the mutant, inputs and worker)
     when a task cannot be completed; every finished task is already stored, so a rerun resumes.
     """
@@ -495,7 +519,7 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
         import ray
         # one task per problem: the gate of a problem costs as much as a few mutants
         input_rows, gated = [], {}
-        for i, (rows, bundle) in pool.map_unordered(_gate_task, problems, shared=[settings],
+        for i, (rows, bundle) in pool.map_unordered(_gate_task, problems, shared=[settings, dict(extra_inputs or {})],
                                                     labels=[f"validity gate of {p}" for p in problems]):
             input_rows += rows
             gated[problems[i]] = {"ids": bundle["ids"], "digests": bundle["digests"], "ref": ray.put(bundle)}
@@ -509,9 +533,9 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
     return _write(out, settings, mutants_table, inputs, outcomes, ceilings, computed, reused, kill_seconds)
 
 
-def _gate_task(problem_id: str, settings: KillMatrixSettings):
+def _gate_task(problem_id: str, settings: KillMatrixSettings, extra_inputs: Mapping[str, Sequence[str]]):
     from ..substrates.catalog import load_problem
-    return _gate(load_problem(problem_id), settings)
+    return _gate(load_problem(problem_id), settings, extra_inputs.get(problem_id, ()))
 
 
 def _kill(pool: RayPool, records: list[MutantRecord], bundles: dict, settings: KillMatrixSettings,
@@ -582,7 +606,8 @@ def _mutants_table(records: list[MutantRecord], outcomes: pa.Table) -> pa.Table:
                      "line": m.line, "source_sha256": _sha(m.source), "cells": b["cells"],
                      "witnessed": bool(b["witnesses"]),
                      "survived_everything": b["cells"] > 0 and b["survived"] == b["cells"],
-                     "witnesses": sorted(b["witnesses"]), "source": m.source, "diff": m.diff})
+                     "witnesses": sorted(b["witnesses"]), "source": m.source, "diff": m.diff,
+                     "population": m.population})
     return pa.Table.from_pylist(rows, schema=MUTANTS_SCHEMA)
 
 

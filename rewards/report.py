@@ -36,10 +36,11 @@ from typing import Any
 import numpy as np
 
 from .judging import OK, WRONG, shared_cache
-from .scoring import FAULT_OUTCOMES, CheckerScore, KillMatrix, cell_killed, summarize_shapes
+from .scoring import FAULT_OUTCOMES, POPULATIONS, CheckerScore, KillMatrix, cell_killed, summarize_shapes
 from .suites import bootstrap_interval, detection_rate
 
 __all__ = ["GATE_ROW", "HEATMAP_CELLS", "blind_band", "blind_band_figure", "escape_figure", "gate_score",
+           "population_rows",
            "heatmap_figure", "mutant_counts", "stage_time_figure", "write_report"]
 
 #: The checker table's name for the reward gate's row.
@@ -291,6 +292,36 @@ def _gate_row(gate: CheckerScore, summary: Any) -> dict[str, Any]:
             "median_inputs": float(np.median(counts)) if counts else math.nan, "missing_inputs": 0}
 
 
+def _population_section(rows: list[dict[str, Any]], summary: Any) -> list[str]:
+    """The report's lines on the two fault populations (`population_rows`)."""
+    faults = summary.field_faults
+    lines = ["", "## Fault populations", "",
+             f"Mutants of the rules and field faults, the wrong kernels of the field-fault sets "
+             f"({', '.join(f'`{s}`' for s in faults.sets)}: {len(faults.wrong)} wrong and {len(faults.correct)} "
+             "correct kernels of these problems), each in the kill matrix with its witness among the "
+             "candidate inputs. The checker table above counts both; here each population has its own "
+             "detection and its own held-out half. A field false accept is a wrong field kernel the "
+             "checker accepts on every input of the matrix it runs (one no valid input witnesses "
+             "counts); a field false reject is a correct field kernel it rejects (real runs; the gate's "
+             "row: the hardened suite, then every valid input of the matrix at the problem's tolerance "
+             "in the matrix's thread orders).", "",
+             "| checker | population | detection | selection | held-out | false accepts | false rejects |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        rate = r["detected"] / r["witnessed"] if r["witnessed"] else math.nan
+        fa = f"{r['false_accepts']}/{r['faults']}" if "false_accepts" in r else "-"
+        fr = ("-" if r.get("false_rejects") is None else f"{r['false_rejects']}/{r['correct']}")
+        lines.append(f"| {r['checker']} | {r['population']} | {_pct(rate)} ({r['detected']}/{r['witnessed']}) | "
+                     f"{_pct(r['selection'])} | {_pct(r['heldout'])} | {fa} | {fr} |")
+    rejected = [(n, f) for n, fs in (summary.field_rejects or {}).items() for f in fs]
+    if rejected:
+        lines += ["", "Field false rejects:", "", "| checker | problem | kernel | verdict |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| {n} | {f.problem} | {f.kernel} | {f.message[:200].replace('|', chr(92) + '|')} |"
+                  for n, f in rejected]
+    return lines
+
+
 #: Where `harden` keeps the mutant pool table (`mutants.pool`), under its output folder.
 POOL_TABLE = Path("pool") / "mutants.parquet"
 
@@ -321,10 +352,40 @@ def mutant_counts(km: KillMatrix, problems: list[str], pool_table: Path | None =
                     if r["problem"] in keep]
         counts.update(generated=len(statuses), uncompilable=statuses.count("uncompilable"),
                       quarantined=statuses.count("quarantined"))
-    ran = sum(m["problem"] in problems for m in km.mutants)
-    witnessed = len(km.witnessed(problems))
+    population = km.population_of
+    ran = sum(m["problem"] in problems and population[m["mutant_id"]] == "mutant" for m in km.mutants)
+    witnessed = sum(population[m] == "mutant" for m in km.witnessed(problems))
     counts.update({"kill matrix": ran, "witnessed": witnessed, "not witnessed": ran - witnessed})
     return counts
+
+
+def population_rows(scored: Mapping[str, CheckerScore], km: KillMatrix, summary: Any) -> list[dict[str, Any]]:
+    """Per checker (the gate too) and fault population (`scoring.POPULATIONS`) of `summary.problems`:
+    witnessed and detected faults, detection on the selection and held-out halves (each population
+    is split 50/50 on its own: the hash split goes by id). Field rows add the false accepts, field
+    wrong kernels the checker accepts on every input of the matrix it has (not witnessed ones
+    included), and the false rejects of the field sets' correct kernels
+    (`summary.field_rejects`, None when not measured)."""
+    population, keep = km.population_of, set(summary.problems)
+    faults = {pop: [m["mutant_id"] for m in km.mutants
+                    if m["problem"] in keep and population[m["mutant_id"]] == pop] for pop in POPULATIONS}
+    selection, heldout = set(summary.result.selection), set(summary.result.heldout)
+    correct = len(summary.field_faults.correct) if summary.field_faults is not None else 0
+    rows = []
+    for name, s in scored.items():
+        pool = set(s.witnessed)
+        for pop in POPULATIONS:
+            witnessed = [m for m in faults[pop] if m in pool]
+            row = {"checker": name, "population": pop, "faults": len(faults[pop]), "witnessed": len(witnessed),
+                   "detected": sum(m in s.killed for m in witnessed),
+                   "selection": s.rate_on(m for m in witnessed if m in selection),
+                   "heldout": s.rate_on(m for m in witnessed if m in heldout)}
+            if pop == "field":
+                rejects = (summary.field_rejects or {}).get(name)
+                row.update(false_accepts=sum(m not in s.killed for m in faults[pop]),
+                           false_rejects=None if rejects is None else len(rejects), correct=correct)
+            rows.append(row)
+    return rows
 
 
 def write_report(summary: Any, km: KillMatrix) -> Path:
@@ -384,6 +445,8 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
                       "input of the matrix witnessed. The live figure, every stage judged by the real "
                       "gate, is `benchmarks/bench_gate_detection.py` (benchmarks/README.md, \"Gate "
                       "detection\")."]
+    if getattr(summary, "field_faults", None) is not None:
+        lines += _population_section(population_rows(scored, km, summary), summary)
     rejected = [(n, f) for n, s in summary.scores.items() for f in (s.false_rejects or [])]
     if rejected:
         lines += ["", "False rejects (a correct kernel the checker rejects; `fuzz` is the control that "

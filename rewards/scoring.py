@@ -52,12 +52,15 @@ from .comparator import Comparator
 from .judging import BUILD_FAULTS, OK, RUN_FAULTS, WRONG, comparator_for
 from .suites import DetectionReport, Rate, bootstrap_interval, detection_rate
 
-__all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "attribute_checkers",
-           "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs",
+__all__ = ["CheckerScore", "CorrectRuns", "FalseReject", "FAULT_OUTCOMES", "KillMatrix", "POPULATIONS",
+           "attribute_checkers", "cell_killed", "false_rejects", "kill_rule", "killed_by", "load_killmatrix", "median_inputs",
            "score_checker", "summarize_shapes"]
 
 #: Cell outcomes that reject a mutant under any tolerance: the runs that did not finish.
 FAULT_OUTCOMES = RUN_FAULTS
+#: The fault populations of a kill matrix: mutants of our rules, and field faults (kernels of a
+#: field-fault set, `rewards.field_faults`).
+POPULATIONS = ("mutant", "field")
 #: Cell words of kill matrices written before the judging core's vocabulary, read as its words.
 LEGACY_OUTCOMES = {"killed": WRONG, "survived": OK}
 
@@ -106,6 +109,12 @@ class KillMatrix:
     @property
     def family_of(self) -> dict[str, str]:
         return {m["mutant_id"]: m["family"] or "?" for m in self.mutants}
+
+    @property
+    def population_of(self) -> dict[str, str]:
+        """mutant id -> fault population: `mutant`, or `field` for a field fault (tables written
+        before populations existed hold mutants only)."""
+        return {m["mutant_id"]: m.get("population") or "mutant" for m in self.mutants}
 
     def witnessed(self, problems: Iterable[str] | None = None) -> list[str]:
         """Ids of the mutants some valid input kills (in the matrix's verdict), sorted."""
