@@ -168,3 +168,26 @@ def test_load_of_a_tile_other_lanes_wrote_needs_a_sync(sync, outcome):
 """
     r = run(kernel(body), a, b, c)
     assert r.outcome == outcome, (r.outcome, r.message)
+
+
+def test_half_accumulator_rounds_the_float_sum_once():
+    a, b = tiles(11)
+    text = LAUNCH.format(threads=32).replace('args = ["a", "b", "c", "out"]', 'args = ["a", "b", "out"]') + """
+extern "C" __global__ void k(const half* a, const half* b, half* out) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, half> fc;
+    wmma::fill_fragment(fc, __float2half(0.0f));
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(out, fc, 16, wmma::mem_row_major);
+}
+"""
+    r = compile(text, backend="cpu").run({"a": a, "b": b}, {"out": ((16, 16), "float16")}, {})
+    assert r.outcome == "ok", r.message
+    want = np.zeros((16, 16), np.float32)
+    for k in range(16):
+        want += a[:, k:k + 1].astype(np.float32) * b[k:k + 1, :].astype(np.float32)
+    np.testing.assert_array_equal(r.outputs["out"], want.astype(np.float16))
+    assert "wmma" in nvrtc_compile(text).ptx
