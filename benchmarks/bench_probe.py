@@ -20,75 +20,26 @@ from __future__ import annotations
 import argparse
 import json
 import time
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
+from mutagym.rewards.field_faults import FIELD_MANIFEST, FieldKernel, load_field_set
+
 PROBE_DIR = Path(__file__).resolve().parent / "probe"
-MANIFEST = PROBE_DIR / "probe.toml"
+MANIFEST = PROBE_DIR / FIELD_MANIFEST
 #: The secret of the gate's fresh draws: fixed, so a rerun draws the same fresh cases.
 SECRET = 20261201
 GATE = "gate"
-_COMMON = {"file", "problem", "expected"}
-_KEYS = {"wrong": _COMMON | {"kind", "fault", "witness", "after"},
-         "correct": _COMMON | {"numerics", "inputs", "gap"}}
-_REQUIRED = {"wrong": _COMMON | {"kind", "fault", "witness"}, "correct": _COMMON | {"numerics", "inputs"}}
 
 
-@dataclass(frozen=True)
-class ProbeKernel:
-    """One manifest entry: a kernel file, its problem and expected verdict; a wrong kernel's fault
-    and witness (an input id, `after` an input run before it in the same batch), a correct
-    kernel's numerics, the inputs it must be right on, and the product's gap that makes it fail
-    there today, if one does."""
-
-    file: str
-    problem: str
-    expected: str
-    kind: str = ""
-    fault: str = ""
-    witness: str = ""
-    after: str = ""
-    numerics: str = ""
-    inputs: tuple[str, ...] = ()
-    gap: str = ""
-
-    @property
-    def path(self) -> Path:
-        return PROBE_DIR / self.file
-
-    @property
-    def cases(self) -> tuple[str, ...]:
-        """The input ids that prove the expectation, in the order they run in one batch."""
-        if self.expected == "correct":
-            return self.inputs
-        return (self.after, self.witness) if self.after else (self.witness,)
+def load_manifest(path: Path = MANIFEST) -> list[FieldKernel]:
+    """The kernels of the probe (a field-fault set, `rewards.field_faults`) whose manifest is
+    `path`; a malformed entry raises ValueError naming its index, file and key."""
+    if path.name != FIELD_MANIFEST:
+        raise ValueError(f"a probe manifest is named {FIELD_MANIFEST}, got {str(path)!r}")
+    return load_field_set(path.parent)
 
 
-def load_manifest(path: Path = MANIFEST) -> list[ProbeKernel]:
-    """The entries of `path`; a malformed entry raises ValueError naming its index, file and key."""
-    from mutagym.rewards.generators import parse_input_id
-    entries = tomllib.loads(path.read_text()).get("kernel", [])
-    kernels = []
-    for k, entry in enumerate(entries):
-        where = f"{path.name} kernel #{k} ({entry.get('file', '?')})"
-        expected = entry.get("expected")
-        if expected not in _KEYS:
-            raise ValueError(f"{where}: expected must be 'wrong' or 'correct', got {expected!r}")
-        unknown, missing = set(entry) - _KEYS[expected], _REQUIRED[expected] - set(entry)
-        if unknown or missing:
-            raise ValueError(f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
-        kernel = ProbeKernel(**{**entry, "inputs": tuple(entry.get("inputs", ()))})
-        for input_id in kernel.cases:
-            if parse_input_id(input_id)[0] != kernel.problem:
-                raise ValueError(f"{where}: input {input_id!r} is not an input of problem {kernel.problem!r}")
-        if expected == "correct" and not kernel.inputs:
-            raise ValueError(f"{where}: a correct kernel needs at least one input")
-        kernels.append(kernel)
-    return kernels
-
-
-def run_cases(kernel: ProbeKernel, schedules: tuple[str, ...] = ("ascending",)) -> dict[str, list]:
+def run_cases(kernel: FieldKernel, schedules: tuple[str, ...] = ("ascending",)) -> dict[str, list]:
     """`kernel.cases` run in one batch on the emulator against the fp64 reference at the problem's
     tolerance (as `mutagym run` judges one input), under each of `schedules`: a `CaseJudgement`
     per case, by schedule."""
@@ -97,12 +48,12 @@ def run_cases(kernel: ProbeKernel, schedules: tuple[str, ...] = ("ascending",)) 
     from mutagym.runtime import compile
     from mutagym.substrates.catalog import load_problem
     problem = load_problem(kernel.problem)
-    built = compile(kernel.path.read_text(), backend="cpu")
+    built = compile(kernel.source, backend="cpu")
     inputs = [generate_from_id(i) for i in kernel.cases]
     return judge_kernel(built, problem, inputs, comparator_for(problem), schedules)
 
 
-def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = SECRET,
+def judge_probe(kernels: list[FieldKernel], checkers: list[str], secret: int = SECRET,
                 on_done=lambda record: None) -> list[dict]:
     """Each kernel's verdict by the reward gate (`GATE`) and by each checker alone: a record per
     kernel with, per judge, accepted, outcome, and the gate's failing stage and order (`on_done`
@@ -113,7 +64,7 @@ def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = S
     records = []
     try:
         for kernel in kernels:
-            source = kernel.path.read_text()
+            source = kernel.source
             record = {"file": kernel.file, "problem": kernel.problem, "expected": kernel.expected,
                       "kind": kernel.kind or "-", "verdicts": {}}
             for name, judge in judges.items():
@@ -133,7 +84,7 @@ def judge_probe(kernels: list[ProbeKernel], checkers: list[str], secret: int = S
     return records
 
 
-def redraw_gate(kernels: list[ProbeKernel], secrets: range) -> dict[str, list[dict]]:
+def redraw_gate(kernels: list[FieldKernel], secrets: range) -> dict[str, list[dict]]:
     """The gate's verdict on each of `kernels` under each secret of `secrets`: the fresh stage
     draws other cases for each, so a verdict that came from a fresh draw (or an acceptance a fresh
     draw could overturn) is measured as a rate."""
@@ -143,7 +94,7 @@ def redraw_gate(kernels: list[ProbeKernel], secrets: range) -> dict[str, list[di
         judge = Judge(None, prescreen=False, secret=secret)
         try:
             for kernel in kernels:
-                j = judge.judge(kernel.path.read_text(), kernel.problem)
+                j = judge.judge(kernel.source, kernel.problem)
                 out[kernel.file].append({"secret": secret, "accepted": j.accepted, "outcome": j.outcome,
                                          "stage": (j.gate or {}).get("stage"),
                                          "failing": (j.gate or {}).get("failing")})

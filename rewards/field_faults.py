@@ -21,7 +21,7 @@ import json
 import os
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 __all__ = ["FIELD_MANIFEST", "FieldKernel", "load_field_set", "write_field_set"]
@@ -82,10 +82,7 @@ def load_field_set(folder: str | os.PathLike) -> list[FieldKernel]:
         missing = set(_REQUIRED[expected]) - set(entry)
         if unknown or missing:
             raise ValueError(f"{where}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
-        path = Path(folder) / entry["file"]
-        if not path.is_file():
-            raise ValueError(f"{where}: no such kernel file {str(path)!r}")
-        kernel = FieldKernel(**{**entry, "inputs": tuple(entry.get("inputs", ())), "source": path.read_text()})
+        kernel = FieldKernel(**{**entry, "inputs": tuple(entry.get("inputs", ())), "source": ""})
         if expected == "correct" and not kernel.inputs:
             raise ValueError(f"{where}: a correct kernel needs at least one input")
         for input_id in kernel.cases:
@@ -95,7 +92,10 @@ def load_field_set(folder: str | os.PathLike) -> list[FieldKernel]:
                 raise ValueError(f"{where}: {err}") from None
             if problem != kernel.problem:
                 raise ValueError(f"{where}: input {input_id!r} is not an input of problem {kernel.problem!r}")
-        kernels.append(kernel)
+        path = Path(folder) / kernel.file
+        if not path.is_file():
+            raise ValueError(f"{where}: no such kernel file {str(path)!r}")
+        kernels.append(replace(kernel, source=path.read_text()))
     return kernels
 
 

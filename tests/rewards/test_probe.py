@@ -43,7 +43,7 @@ def test_the_probe_is_large_and_balanced():
 @pytest.mark.parametrize("kernel", KERNELS, ids=_id)
 def test_every_kernel_is_a_submission_both_compilers_accept(kernel):
     """The launch block parses, and NVRTC (the compile gate) accepts the text."""
-    source = kernel.path.read_text()
+    source = kernel.source
     assert parse_submission(source).launches
     nvrtc_compile(source)
 
