@@ -1,17 +1,21 @@
 // mg_wmma.h -- CUDA's warp matrix API (<mma.h>, nvcuda::wmma) for the mutagym CPU emulator.
 //
-// Shape 16x16x16 only: matrix_a / matrix_b of __half or __nv_bfloat16 (row_major or col_major),
-// accumulators of float or __half. Other shapes (8x32x16, 32x8x16), tf32, integer and sub-byte
-// types, and the alignment rules CUDA states for ldm and pointers (not checked here) are not
-// emulated; an unsupported fragment is refused when compiled.
+// Shapes 16x16x16, 32x8x16 and 8x32x16 (m x n x k): matrix_a / matrix_b of __half or
+// __nv_bfloat16 (row_major or col_major), accumulators of float or __half. tf32, integer and
+// sub-byte types, and the alignment rules CUDA states for ldm and pointers (not checked here) are
+// not emulated; an unsupported fragment is refused when compiled.
 //
 // Which lane holds which element of a fragment is opaque in CUDA; here it is fixed, the PTX ISA's
-// mma.m16n8k16 register layout with two n8 halves side by side. For lane L, g = L / 4 and
-// t = L % 4; element i (0..7) of a fragment is
-//   matrix_a    (16 x 16, m x k): row g + 8 * ((i >> 1) & 1), column 2t + (i & 1) + 8 * (i >> 2)
-//   matrix_b    (16 x 16, k x n): row 2t + (i & 1) + 8 * ((i >> 1) & 1), column g + 8 * (i >> 2)
-//   accumulator (16 x 16, m x n): as matrix_a
-// so num_elements is 8 for every fragment (CUDA's own num_elements differs by architecture).
+// mma.m16n8k16 register layout extended by its own 8x8 cores. A tile (matrix_a: m x k, matrix_b:
+// k x n, accumulator: m x n) is a grid of 8x8 cores, numbered with the row block fastest (core q
+// is row block q % (rows / 8), column block q / (rows / 8)); element i of a lane is in core i / 2.
+// For lane L, g = L / 4 and t = L % 4; inside its core, element i is
+//   matrix_a, accumulator: row g, column 2t + (i & 1)
+//   matrix_b:              row 2t + (i & 1), column g
+// so a lane has rows x columns / 32 elements (num_elements: 8 for every 16x16 tile and every
+// accumulator, 16 and 4 for the 32x16 / 8x16 and 16x8 / 16x32 operands; CUDA's own counts differ
+// by architecture). For 16x16x16 this is exactly mma.m16n8k16's layout with two n8 halves side by
+// side: matrix_a element i at row g + 8 * ((i >> 1) & 1), column 2t + (i & 1) + 8 * (i >> 2).
 //
 // load_matrix_sync, store_matrix_sync and mma_sync are warp collectives: each is one
 // __match_all_sync of the operation and its line over the full mask, so all 32 lanes of the warp
@@ -39,7 +43,6 @@ struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
 
 namespace __mg_wmma {
-template <class T> struct never { static constexpr bool value = false; };
 static inline float to_float(float v) { return v; }
 static inline float to_float(__half v) { return __half2float(v); }
 static inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -50,11 +53,15 @@ template <> inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __f
 
 static inline unsigned lane() { return cooperative_groups::__mg_cg::lane(); }
 static inline unsigned warp() { return cooperative_groups::__mg_cg::block_rank() / 32u; }
-// Row and column of element i of lane L's fragment, in the fragment's own m x k, k x n or m x n.
-static inline unsigned a_row(unsigned L, unsigned i) { return L / 4 + 8 * ((i >> 1) & 1); }
-static inline unsigned a_col(unsigned L, unsigned i) { return 2 * (L % 4) + (i & 1) + 8 * (i >> 2); }
-static inline unsigned b_row(unsigned L, unsigned i) { return 2 * (L % 4) + (i & 1) + 8 * ((i >> 1) & 1); }
-static inline unsigned b_col(unsigned L, unsigned i) { return L / 4 + 8 * (i >> 2); }
+// Row and column of element i of lane L in a tile of `rows` rows (the layout above).
+static inline unsigned core_row(unsigned rows, unsigned i) { return 8 * ((i >> 1) % (rows / 8)); }
+static inline unsigned core_col(unsigned rows, unsigned i) { return 8 * ((i >> 1) / (rows / 8)); }
+static inline unsigned row_of(bool is_b, unsigned rows, unsigned L, unsigned i) {
+    return core_row(rows, i) + (is_b ? 2 * (L % 4) + (i & 1) : L / 4);
+}
+static inline unsigned col_of(bool is_b, unsigned rows, unsigned L, unsigned i) {
+    return core_col(rows, i) + (is_b ? L / 4 : 2 * (L % 4) + (i & 1));
+}
 
 enum op { LOAD = 1, STORE = 2, MMA = 3 };
 // A kind the runner has no name for ("warp collective"), used only to stop the run.
@@ -72,109 +79,121 @@ static inline void collective(int kind, int line) {
     __mg_warp_op(line, 0u, FAULT, 0, 0, 32);   // a mask without the lane: a sync_error
 }
 
-// The operands of one mma_sync of each warp (at most 32 warps a block), as floats.
-struct stage_t { float a[16][16], b[16][16]; };
+// The operands of one mma_sync of each warp (at most 32 warps a block), as floats, row-major:
+// a is m x 16 and b is 16 x n, at most 512 elements each.
+struct stage_t { float a[512], b[512]; };
 static stage_t stage[32];
+
+// The tile a fragment holds, and what CUDA's fragments may be.
+template <class Use, int M, int N, int K> struct tile { static constexpr unsigned rows = 8, cols = 8; };
+template <int M, int N, int K> struct tile<matrix_a, M, N, K> { static constexpr unsigned rows = M, cols = K; };
+template <int M, int N, int K> struct tile<matrix_b, M, N, K> { static constexpr unsigned rows = K, cols = N; };
+template <int M, int N, int K> struct tile<accumulator, M, N, K> { static constexpr unsigned rows = M, cols = N; };
+template <int M, int N, int K> struct shape {
+    static constexpr bool value = K == 16 && ((M == 16 && N == 16) || (M == 32 && N == 8) || (M == 8 && N == 32));
+};
+template <class Use, class T> struct element { static constexpr bool value = false; };
+template <> struct element<matrix_a, __half> { static constexpr bool value = true; };
+template <> struct element<matrix_a, __nv_bfloat16> { static constexpr bool value = true; };
+template <> struct element<matrix_b, __half> { static constexpr bool value = true; };
+template <> struct element<matrix_b, __nv_bfloat16> { static constexpr bool value = true; };
+template <> struct element<accumulator, float> { static constexpr bool value = true; };
+template <> struct element<accumulator, __half> { static constexpr bool value = true; };
+template <class Use, class L> struct layout { static constexpr bool value = false; };
+template <> struct layout<matrix_a, row_major> { static constexpr bool value = true; };
+template <> struct layout<matrix_a, col_major> { static constexpr bool value = true; };
+template <> struct layout<matrix_b, row_major> { static constexpr bool value = true; };
+template <> struct layout<matrix_b, col_major> { static constexpr bool value = true; };
+template <> struct layout<accumulator, void> { static constexpr bool value = true; };
+
+// The address of element (r, c) of a tile at p with leading dimension ldm.
+template <class T> static inline T& at(T* p, unsigned ldm, bool row_major_order, unsigned r, unsigned c) {
+    return row_major_order ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+}
+typedef cooperative_groups::__mg_site site;   // the caller's line, never a converted argument
 }  // namespace __mg_wmma
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
 class fragment {
-    static_assert(__mg_wmma::never<T>::value && M == 16 && N == 16 && K == 16,
-                  "the CPU emulator has nvcuda::wmma fragments of shape 16x16x16 only: matrix_a / "
-                  "matrix_b of half or __nv_bfloat16 with row_major or col_major, accumulator of float or half");
-};
+    static_assert(__mg_wmma::shape<M, N, K>::value,
+                  "the CPU emulator has nvcuda::wmma fragments of shapes 16x16x16, 32x8x16 and 8x32x16 only");
+    static_assert(__mg_wmma::element<Use, T>::value,
+                  "the CPU emulator has nvcuda::wmma matrix_a / matrix_b fragments of half or __nv_bfloat16 "
+                  "and accumulators of float or half only");
+    static_assert(__mg_wmma::layout<Use, Layout>::value,
+                  "a matrix_a / matrix_b fragment needs row_major or col_major, an accumulator no layout");
 
-// The storage every supported fragment has: 8 elements a lane (see the layout above).
-template <class T> struct __mg_fragment_base {
+  public:
     typedef T element_type;
     typedef T storage_element_type;
-    static constexpr int num_elements = 8;
-    T x[8];
+    static constexpr int num_elements =
+        (int)(__mg_wmma::tile<Use, M, N, K>::rows * __mg_wmma::tile<Use, M, N, K>::cols / 32);
+    T x[num_elements];
 };
-template <class L> struct __mg_operand_layout { static constexpr bool value = false; };
-template <> struct __mg_operand_layout<row_major> { static constexpr bool value = true; };
-template <> struct __mg_operand_layout<col_major> { static constexpr bool value = true; };
 
-template <class L> class fragment<matrix_a, 16, 16, 16, __half, L> : public __mg_fragment_base<__half> {
-    static_assert(__mg_operand_layout<L>::value, "a matrix_a fragment needs row_major or col_major");
-};
-template <class L> class fragment<matrix_a, 16, 16, 16, __nv_bfloat16, L> : public __mg_fragment_base<__nv_bfloat16> {
-    static_assert(__mg_operand_layout<L>::value, "a matrix_a fragment needs row_major or col_major");
-};
-template <class L> class fragment<matrix_b, 16, 16, 16, __half, L> : public __mg_fragment_base<__half> {
-    static_assert(__mg_operand_layout<L>::value, "a matrix_b fragment needs row_major or col_major");
-};
-template <class L> class fragment<matrix_b, 16, 16, 16, __nv_bfloat16, L> : public __mg_fragment_base<__nv_bfloat16> {
-    static_assert(__mg_operand_layout<L>::value, "a matrix_b fragment needs row_major or col_major");
-};
-template <> class fragment<accumulator, 16, 16, 16, float, void> : public __mg_fragment_base<float> {};
-template <> class fragment<accumulator, 16, 16, 16, __half, void> : public __mg_fragment_base<__half> {};
-
-template <class Use, class T, class L, class V>
-static inline void fill_fragment(fragment<Use, 16, 16, 16, T, L>& f, const V& v) {
-    for (int i = 0; i < 8; ++i) f.x[i] = v;
+template <class Use, int M, int N, int K, class T, class L, class V>
+static inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, const V& v) {
+    for (int i = 0; i < f.num_elements; ++i) f.x[i] = v;
 }
 
 // matrix_a / matrix_b from memory laid out as the fragment's Layout says.
-template <class Use, class T, class L>
-static inline void load_matrix_sync(fragment<Use, 16, 16, 16, T, L>& f, const T* p, unsigned ldm,
-                                    int line = __builtin_LINE()) {
+template <class Use, int M, int N, int K, class T, class L>
+static inline void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const T* p, unsigned ldm,
+                                    __mg_wmma::site s = __mg_wmma::site()) {
     static_assert(!__is_same(Use, accumulator), "load_matrix_sync of an accumulator takes a layout_t");
-    const unsigned L0 = __mg_wmma::lane();
-    const bool is_a = __is_same(Use, matrix_a);
-    for (unsigned i = 0; i < 8; ++i) {
-        unsigned r = is_a ? __mg_wmma::a_row(L0, i) : __mg_wmma::b_row(L0, i);
-        unsigned c = is_a ? __mg_wmma::a_col(L0, i) : __mg_wmma::b_col(L0, i);
-        f.x[i] = __is_same(L, row_major) ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
-    }
-    __mg_wmma::collective(__mg_wmma::LOAD, line);
+    const unsigned lane = __mg_wmma::lane(), rows = __mg_wmma::tile<Use, M, N, K>::rows;
+    const bool is_b = __is_same(Use, matrix_b);
+    for (unsigned i = 0; i < (unsigned)f.num_elements; ++i)
+        f.x[i] = __mg_wmma::at(p, ldm, __is_same(L, row_major), __mg_wmma::row_of(is_b, rows, lane, i),
+                               __mg_wmma::col_of(is_b, rows, lane, i));
+    __mg_wmma::collective(__mg_wmma::LOAD, s.line);
 }
 
-template <class T>
-static inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, T, void>& f, const T* p,
-                                    unsigned ldm, layout_t layout, int line = __builtin_LINE()) {
-    const unsigned L0 = __mg_wmma::lane();
-    for (unsigned i = 0; i < 8; ++i) {
-        unsigned r = __mg_wmma::a_row(L0, i), c = __mg_wmma::a_col(L0, i);
-        f.x[i] = layout == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
-    }
-    __mg_wmma::collective(__mg_wmma::LOAD, line);
+template <int M, int N, int K, class T>
+static inline void load_matrix_sync(fragment<accumulator, M, N, K, T, void>& f, const T* p, unsigned ldm,
+                                    layout_t layout, __mg_wmma::site s = __mg_wmma::site()) {
+    const unsigned lane = __mg_wmma::lane();
+    for (unsigned i = 0; i < (unsigned)f.num_elements; ++i)
+        f.x[i] = __mg_wmma::at(p, ldm, layout == mem_row_major, __mg_wmma::row_of(false, M, lane, i),
+                               __mg_wmma::col_of(false, M, lane, i));
+    __mg_wmma::collective(__mg_wmma::LOAD, s.line);
 }
 
-template <class T>
-static inline void store_matrix_sync(T* p, const fragment<accumulator, 16, 16, 16, T, void>& f,
-                                     unsigned ldm, layout_t layout, int line = __builtin_LINE()) {
-    const unsigned L0 = __mg_wmma::lane();
-    for (unsigned i = 0; i < 8; ++i) {
-        unsigned r = __mg_wmma::a_row(L0, i), c = __mg_wmma::a_col(L0, i);
-        (layout == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r]) = f.x[i];
-    }
-    __mg_wmma::collective(__mg_wmma::STORE, line);
+template <int M, int N, int K, class T>
+static inline void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T, void>& f, unsigned ldm,
+                                     layout_t layout, __mg_wmma::site s = __mg_wmma::site()) {
+    const unsigned lane = __mg_wmma::lane();
+    for (unsigned i = 0; i < (unsigned)f.num_elements; ++i)
+        __mg_wmma::at(p, ldm, layout == mem_row_major, __mg_wmma::row_of(false, M, lane, i),
+                      __mg_wmma::col_of(false, M, lane, i)) = f.x[i];
+    __mg_wmma::collective(__mg_wmma::STORE, s.line);
 }
 
-template <class TD, class TAB, class LA, class LB, class TC>
-static inline void mma_sync(fragment<accumulator, 16, 16, 16, TD, void>& d,
-                            const fragment<matrix_a, 16, 16, 16, TAB, LA>& a,
-                            const fragment<matrix_b, 16, 16, 16, TAB, LB>& b,
-                            const fragment<accumulator, 16, 16, 16, TC, void>& c,
-                            bool satf = false, int line = __builtin_LINE()) {
+template <int M, int N, int K, class TD, class TAB, class LA, class LB, class TC>
+static inline void mma_sync(fragment<accumulator, M, N, K, TD, void>& d,
+                            const fragment<matrix_a, M, N, K, TAB, LA>& a,
+                            const fragment<matrix_b, M, N, K, TAB, LB>& b,
+                            const fragment<accumulator, M, N, K, TC, void>& c,
+                            bool satf = false, __mg_wmma::site s = __mg_wmma::site()) {
     (void)satf;   // saturation is deprecated in CUDA and ignored by sm_70 and later
-    __mg_wmma::stage_t& s = __mg_wmma::stage[__mg_wmma::warp()];
-    const unsigned L0 = __mg_wmma::lane();
-    for (unsigned i = 0; i < 8; ++i) {
-        s.a[__mg_wmma::a_row(L0, i)][__mg_wmma::a_col(L0, i)] = __mg_wmma::to_float(a.x[i]);
-        s.b[__mg_wmma::b_row(L0, i)][__mg_wmma::b_col(L0, i)] = __mg_wmma::to_float(b.x[i]);
-    }
-    __mg_wmma::collective(__mg_wmma::MMA, line);
-    float out[8];
-    for (unsigned i = 0; i < 8; ++i) {
-        unsigned r = __mg_wmma::a_row(L0, i), col = __mg_wmma::a_col(L0, i);
+    __mg_wmma::stage_t& st = __mg_wmma::stage[__mg_wmma::warp()];
+    const unsigned lane = __mg_wmma::lane();
+    for (unsigned i = 0; i < (unsigned)a.num_elements; ++i)
+        st.a[__mg_wmma::row_of(false, M, lane, i) * K + __mg_wmma::col_of(false, M, lane, i)] =
+            __mg_wmma::to_float(a.x[i]);
+    for (unsigned i = 0; i < (unsigned)b.num_elements; ++i)
+        st.b[__mg_wmma::row_of(true, K, lane, i) * N + __mg_wmma::col_of(true, K, lane, i)] =
+            __mg_wmma::to_float(b.x[i]);
+    __mg_wmma::collective(__mg_wmma::MMA, s.line);
+    float out[fragment<accumulator, M, N, K, TD, void>::num_elements];
+    for (unsigned i = 0; i < (unsigned)d.num_elements; ++i) {
+        const unsigned r = __mg_wmma::row_of(false, M, lane, i), col = __mg_wmma::col_of(false, M, lane, i);
         float acc = 0.0f;
-        for (unsigned k = 0; k < 16; ++k) acc += s.a[r][k] * s.b[k][col];
+        for (unsigned k = 0; k < (unsigned)K; ++k) acc += st.a[r * K + k] * st.b[k * N + col];
         out[i] = acc + __mg_wmma::to_float(c.x[i]);
     }
-    __mg_wmma::collective(__mg_wmma::MMA, line);   // no lane's next mma_sync overwrites the stage early
-    for (unsigned i = 0; i < 8; ++i) d.x[i] = __mg_wmma::from_float<TD>(out[i]);
+    __mg_wmma::collective(__mg_wmma::MMA, s.line);   // no lane's next mma_sync overwrites the stage early
+    for (unsigned i = 0; i < (unsigned)d.num_elements; ++i) d.x[i] = __mg_wmma::from_float<TD>(out[i]);
 }
 
 }  // namespace wmma

@@ -1,6 +1,7 @@
 """nvcuda::wmma on the CPU emulator (runtime/csrc/mg_wmma.h), through the real runner.
 
-One warp multiplies 16x16 half (or bfloat16) tiles; the results are compared with numpy. The
+One warp multiplies half (or bfloat16) tiles, 16x16x16 and the 32x8x16 / 8x32x16 shapes; the
+results are compared with numpy. The
 element products are exact and the sum is float32 in k order, so the tolerance is float32's.
 """
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from mutagym.runtime import compile
+from mutagym.runtime.errors import CompileError
 from mutagym.runtime.nvrtc import nvrtc_compile
 
 LAUNCH = """/* mutagym
@@ -191,3 +193,40 @@ extern "C" __global__ void k(const half* a, const half* b, half* out) {
         want += a[:, k:k + 1].astype(np.float32) * b[k:k + 1, :].astype(np.float32)
     np.testing.assert_array_equal(r.outputs["out"], want.astype(np.float16))
     assert "wmma" in nvrtc_compile(text).ptx
+
+
+@pytest.mark.parametrize("m,n", [(32, 8), (8, 32)])
+@pytest.mark.parametrize("lb", ["row_major", "col_major"])
+def test_other_shapes(m, n, lb):
+    """32x8x16 and 8x32x16: a (m, 16) row-major, b (16, n) in either layout, out (m, n)."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((m, 16)).astype(np.float16)
+    b = rng.standard_normal((16, n) if lb == "row_major" else (n, 16)).astype(np.float16)
+    text = LAUNCH.format(threads=32).replace('args = ["a", "b", "c", "out"]', 'args = ["a", "b", "out"]') + f"""
+extern "C" __global__ void k(const half* a, const half* b, float* out) {{
+    wmma::fragment<wmma::matrix_a, {m}, {n}, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, {m}, {n}, 16, half, wmma::{lb}> fb;
+    wmma::fragment<wmma::accumulator, {m}, {n}, 16, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, {n if lb == "row_major" else 16});
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(out, fc, {n}, wmma::mem_row_major);
+}}
+"""
+    r = compile(text, backend="cpu").run({"a": a, "b": b}, {"out": ((m, n), "float32")}, {})
+    assert r.outcome == "ok", r.message
+    B = b.astype(np.float64) if lb == "row_major" else b.astype(np.float64).T
+    np.testing.assert_allclose(r.outputs["out"], a.astype(np.float64) @ B, rtol=1e-5, atol=1e-5)
+    assert "wmma" in nvrtc_compile(text).ptx
+
+
+def test_unsupported_fragment_is_refused_with_the_reason():
+    text = LAUNCH.format(threads=32) + """
+extern "C" __global__ void k(const half* a, const half* b, const float* c, float* out) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, half, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, a, 16);
+}
+"""
+    with pytest.raises(CompileError, match="16x16x16, 32x8x16 and 8x32x16 only"):
+        compile(text, backend="cpu")
