@@ -9,9 +9,9 @@ a problem folder that does not load is skipped and named); every site is a mutan
 counts a rule's mutants whose source some rule of another file also produces (a new rule should
 have none). Each mutant passes the compile gate (NVRTC, then the CPU build); up to
 `--max-per-rule` compilable mutants of each rule (one per problem first) go through a small kill
-matrix (every generator, seed 0, both schedules, on the presets of `--presets` only, no shape
-classes unless `--shape-classes` names some), so `witnessed` is a lower bound of what the full
-matrix finds, out of `tried`. A rule with no site in those problems is listed with zeros. Results
+matrix (the kill matrix's generators unless `--generators` names others, seed 0, both schedules,
+on the presets of `--presets` only, no shape classes unless `--shape-classes` names some), so
+`witnessed` is a lower bound of what the full matrix finds, out of `tried`. A rule with no site in those problems is listed with zeros. Results
 for the idiom family are in benchmarks/README.md ("Third-wave rules: idiom family").
 """
 
@@ -30,6 +30,7 @@ from mutagym.mutants.compile_gate import gate_one
 from mutagym.mutants.generate import generate_pool
 from mutagym.mutants.killmatrix import KillMatrixSettings, as_records, run_killmatrix
 from mutagym.mutants.rule_schema import load_rule_file, load_rules
+from mutagym.rewards.generators import GENERATORS
 from mutagym.substrates.catalog import list_problems
 
 DEFAULT_PRESETS = ("official", "remainder", "tiny")
@@ -65,7 +66,8 @@ def sample(mutants: list, per_rule: int) -> list:
 
 
 def measure(rules_file: Path, problems: list[str] | None, presets: tuple[str, ...],
-            shape_classes: tuple[str, ...], out: Path, workers: int, per_rule: int) -> tuple[list[dict], dict]:
+            shape_classes: tuple[str, ...], generators: tuple[str, ...] | None, out: Path, workers: int,
+            per_rule: int) -> tuple[list[dict], dict]:
     """One row per rule of *rules_file* (sites, duplicates, compilable, tried, witnessed), and the
     problems that were skipped because their folder does not load."""
     rules = load_rule_file(rules_file)
@@ -80,7 +82,7 @@ def measure(rules_file: Path, problems: list[str] | None, presets: tuple[str, ..
     witnessed: set[str] = set()
     if tried:
         settings = KillMatrixSettings(out=str(out), num_cpus=workers, progress=False, presets=presets,
-                                      shape_classes=shape_classes)
+                                      shape_classes=shape_classes, generators=generators)
         result = run_killmatrix(as_records(tried), settings)
         witnessed = {mid for mid, w in result.witnesses().items() if w}
     rows = []
@@ -106,6 +108,8 @@ def main() -> None:
     parser.add_argument("--problems", default=None, help="comma-separated problem ids (default: all)")
     parser.add_argument("--presets", default=",".join(DEFAULT_PRESETS), help="shape presets of the kill matrix")
     parser.add_argument("--shape-classes", default="", help="shape classes of the kill matrix (default: none)")
+    parser.add_argument("--generators", default=None,
+                        help="input generators of the kill matrix (default: every one of rewards.generators.GENERATORS)")
     parser.add_argument("--max-per-rule", type=int, default=4, help="compilable mutants per rule in the kill matrix (0: all)")
     parser.add_argument("--workers", type=int, default=2, help="compile-gate processes and Ray CPUs")
     parser.add_argument("--out", default=None, type=Path, help="keep the kill matrix here (default: a temporary folder)")
@@ -116,8 +120,10 @@ def main() -> None:
     problems = _names(args.problems, list_problems(), "problems")
     presets = tuple(p.strip() for p in args.presets.split(",") if p.strip())
     classes = tuple(c.strip() for c in args.shape_classes.split(",") if c.strip())
+    generators = _names(args.generators, list(GENERATORS), "generators")
     with tempfile.TemporaryDirectory(prefix="mg-new-rules-") as tmp:
-        rows, skipped = measure(args.rules_file, problems, presets, classes, args.out or Path(tmp),
+        rows, skipped = measure(args.rules_file, problems, presets, classes,
+                                tuple(generators) if generators else None, args.out or Path(tmp),
                                 args.workers, args.max_per_rule)
     if args.json:
         print(json.dumps({"rules": rows, "skipped_problems": skipped}, indent=1))
