@@ -26,7 +26,6 @@
 
 #define __MG_PIPE_THREADS 1024   // the most threads a block has
 #define __MG_PIPE_SLOTS 16       // copies one thread may have pending (an emulator limit)
-#define __MG_PIPE_DYNAMIC_SMEM (48 * 1024)   // translate.DYNAMIC_SHARED_CAPACITY
 
 struct __mg_pipe_copy {
     unsigned char bytes[16];
@@ -44,9 +43,9 @@ static __mg_pipe_ring __mg_pipe_rings[__MG_PIPE_THREADS];
 // Poisoned (all ones) before every block; zero once this block's rings were reset.
 __attribute__((section("mg_shared"))) static unsigned __mg_pipe_block_stale;
 
-extern "C" unsigned char __start_mg_shared[] __attribute__((weak, visibility("hidden")));
-extern "C" unsigned char __stop_mg_shared[] __attribute__((weak, visibility("hidden")));
-extern unsigned char __mg_dynamic_smem[];
+// The block's static and dynamic shared memory (defined by translate.py's epilogue).
+extern "C" void __mg_shared_memory(unsigned char** static_begin, unsigned char** static_end,
+                                   unsigned char** dynamic, unsigned long* dynamic_capacity);
 
 __attribute__((noreturn, cold)) static inline void __mg_pipe_refuse(int line, const char* what,
                                                                     unsigned long value) {
@@ -67,9 +66,11 @@ __attribute__((no_sanitize_thread)) static inline __mg_pipe_ring* __mg_pipe_ring
     return &__mg_pipe_rings[linear % __MG_PIPE_THREADS];
 }
 
-static inline bool __mg_pipe_in_shared(const unsigned char* p, size_t n) {
-    if (p >= __start_mg_shared && p + n <= __stop_mg_shared) return true;
-    return p >= __mg_dynamic_smem && p + n <= __mg_dynamic_smem + __MG_PIPE_DYNAMIC_SMEM;
+__attribute__((no_sanitize_thread)) static inline bool __mg_pipe_in_shared(const unsigned char* p, size_t n) {
+    unsigned char *begin, *end, *dynamic;
+    unsigned long capacity;
+    __mg_shared_memory(&begin, &end, &dynamic, &capacity);
+    return (p >= begin && p + n <= end) || (p >= dynamic && p + n <= dynamic + capacity);
 }
 
 // Lands the oldest pending copy of ring `r` (slots `s`).

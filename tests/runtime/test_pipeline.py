@@ -155,5 +155,21 @@ def test_zfill_fills_the_rest_of_the_copy_with_zeros():
     np.testing.assert_array_equal(result.outputs["out"], [1, 2, 0, 0])
 
 
+def test_a_copy_into_dynamic_shared_memory_lands():
+    source = submission("""
+        #include <cuda_pipeline.h>
+        extern "C" __global__ void dynamic(const float* x, float* out) {
+            extern __shared__ float s[];
+            __pipeline_memcpy_async(&s[threadIdx.x], &x[threadIdx.x], 4);
+            __pipeline_commit();
+            __pipeline_wait_prior(0);
+            out[threadIdx.x] = s[threadIdx.x];
+        }
+    """, launch("dynamic", [1], [12], ["x", "out"], shared_bytes=48))
+    result = compiled(source).run({"x": X}, {"out": ((12,), "float32")}, {})
+    assert result.outcome == "ok", result.message
+    np.testing.assert_array_equal(result.outputs["out"], X)
+
+
 def test_nvrtc_compiles_the_real_header():
     assert ".entry steps(" in nvrtc_gate(STEPS).ptx
