@@ -95,17 +95,35 @@ def test_a_missing_or_short_wait_reads_stale_shared_memory_in_every_order(schedu
     assert passes == right, (result.outcome, result.message)
 
 
-def test_copies_pending_when_the_thread_ends_land_then():
-    source = submission("""
-        #include <cuda_pipeline.h>
-        extern "C" __global__ void tail(const float* x, float* out) {
-            __shared__ __align__(16) float s[4];
-            if (threadIdx.x == 0) __pipeline_memcpy_async(s, x, 16);
-            __syncthreads();
+# Thread 0 issues a copy and returns without a wait; thread 1 reads the destination. Without
+# barriers the threads run one after the other, so in ascending order thread 1 runs after thread
+# 0 has ended.
+LEFT_PENDING = submission("""
+    #include <cuda_pipeline.h>
+    extern "C" __global__ void left(const float* x, float* out) {
+        __shared__ float s[1];
+        if (threadIdx.x == 0) {
+            __pipeline_memcpy_async(s, x, 4);
+            __pipeline_commit();
+        } else {
+            out[0] = s[0];
         }
-    """, launch("tail", [2], [32], ["x", "out"]))
-    result = compiled(source).run({"x": X}, {"out": ((1,), "float32")}, {})
-    assert result.outcome in ("ok", "memory_fault") and "pending" not in result.message
+    }
+""", launch("left", [1], [2], ["x", "out"]))
+
+
+def test_a_copy_left_pending_lands_when_its_thread_ends():
+    result = compiled(LEFT_PENDING, False).run_batch(
+        [RunCase({"x": X}, {"out": ((1,), "float32")}, {})], schedule="ascending")[0]
+    assert result.outcome == "ok", result.message
+    assert result.outputs["out"][0] == X[0]
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+def test_the_landing_at_the_threads_end_races_with_the_reader(schedule):
+    result = compiled(LEFT_PENDING).run_batch([RunCase({"x": X}, {"out": ((1,), "float32")}, {})],
+                                              schedule=schedule)[0]
+    assert result.outcome == "data_race", result.message
 
 
 def test_a_landed_copy_read_by_another_thread_without_a_barrier_is_a_race():
