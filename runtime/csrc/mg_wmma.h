@@ -34,15 +34,22 @@
 
 namespace nvcuda {
 namespace wmma {
-
 struct matrix_a {};
 struct matrix_b {};
 struct accumulator {};
 struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
+}  // namespace wmma
+}  // namespace nvcuda
 
+// The internals, outside nvcuda (as CUDA's are not in its API).
 namespace __mg_wmma {
+using nvcuda::wmma::matrix_a;
+using nvcuda::wmma::matrix_b;
+using nvcuda::wmma::accumulator;
+using nvcuda::wmma::row_major;
+using nvcuda::wmma::col_major;
 static inline float to_float(float v) { return v; }
 static inline float to_float(__half v) { return __half2float(v); }
 static inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -112,6 +119,9 @@ template <class T> static inline T& at(T* p, unsigned ldm, bool row_major_order,
 }
 typedef cooperative_groups::__mg_site site;   // the caller's line, never a converted argument
 }  // namespace __mg_wmma
+
+namespace nvcuda {
+namespace wmma {
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
 class fragment {
