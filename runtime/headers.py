@@ -23,8 +23,9 @@ RUNTIME_HEADERS = ("cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_lau
                    "math_constants.h")
 #: CUDA's own headers: NVRTC reads the real ones (through `-I`, `nvrtc.compile_options`); the
 #: emulator has its own versions of what they declare (`csrc/mg_half.h`, `mg_bf16.h`,
-#: `mg_cooperative_groups.h`, `mg_pipeline.h`). The pipeline headers need only the CUDA include
-#: folder (`nv/target` is there), not CCCL.
+#: `mg_cooperative_groups.h`, `mg_pipeline.h`, `mg_wmma.h`). The pipeline headers need only the
+#: CUDA include folder (`nv/target` is there), not CCCL; `mma.h` needs `crt/mma.h` beside it (the
+#: `nvidia-cuda-crt` wheel).
 CUDA_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
                 "cooperative_groups/reduce.h", "cooperative_groups/scan.h", "cuda_pipeline.h",
                 "cuda_pipeline_primitives.h", "mma.h")
