@@ -249,15 +249,16 @@ def taxonomy_suite(km: KillMatrix, problems: Iterable[str]) -> tuple[list[InputR
     the pair killing most of that family's mutants the suite does not kill yet (none when it kills
     them all). Ties: official shape first, then generator name. Generators that exist to reject
     correct kernels (`false_reject_control`) are never chosen: validity cannot be checked on an
-    unknown problem. Seeds are 0.
+    unknown problem; nor are inputs of other recipes than `GENERATORS` (a field fault's witness
+    may be of a problem's value family). Seeds are 0.
     """
     killers: dict[str, set[tuple[str, str]]] = {}       # mutant -> pairs that kill it
     for p in problems:
         K, mutant_ids, input_ids = kill_matrix_for(km, p)
         pairs = [parse_input_id(x)[1:3] for x in input_ids]
         for m, row in zip(mutant_ids, K):
-            hit = {pairs[j] for j in np.flatnonzero(row)
-                   if "false_reject_control" not in GENERATORS[pairs[j][0]].targets}
+            hit = {pairs[j] for j in np.flatnonzero(row)    # a field witness may be of a value family
+                   if pairs[j][0] in GENERATORS and "false_reject_control" not in GENERATORS[pairs[j][0]].targets}
             if hit:
                 killers[m] = hit
     family_of = km.family_of

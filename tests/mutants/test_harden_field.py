@@ -10,22 +10,26 @@ import pytest
 from mutagym.mutants.field import field_id, load_field_faults
 from mutagym.mutants.harden import harden
 from mutagym.mutants.killmatrix import MUTANTS_SCHEMA, MutantRecord
-from mutagym.rewards.field_faults import load_field_set, write_field_set
-from testkit import local_ray
+from mutagym.rewards.field_faults import FieldKernel, load_field_set, write_field_set
+from testkit import local_ray, substrate_with
 
 PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "probe"
 FILES = ("relu_vec4_partial_tail.cu", "softmax_warp_registers.cu", "relu_scalar_512.cu")
 SETTINGS = dict(presets=("official",), generators=("uniform01", "normal"), schedules=("ascending",),
                 checkers=["kernelbench"], progress=False, workers=2)
 TABLES = ("mutants.parquet", "inputs.parquet", "outcomes.parquet")
+#: A field fault whose witness is of a value family (`rewards.generators.FAMILIES`), not a generator.
+RETURNS_X = FieldKernel("relu_returns_x.cu", "relu", "wrong",
+                        substrate_with("relu", "return fmaxf(v, 0.0f);", "return v;"),
+                        kind="identity", fault="returns its input", witness="relu:negative_rows:official:0")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """harden on relu and softmax without a field set, then in the same folder with two wrong and
-    one correct kernel of the probe (the second run reuses the first's pool and cells)."""
+    one correct kernel of the probe and `RETURNS_X` (the second run reuses the first's pool and cells)."""
     field = tmp_path_factory.mktemp("field")
-    write_field_set(field, [k for k in load_field_set(PROBE) if k.file in FILES])
+    write_field_set(field, [k for k in load_field_set(PROBE) if k.file in FILES] + [RETURNS_X])
     out = tmp_path_factory.mktemp("harden")
     with local_ray(num_cpus=2):
         plain = harden(["relu", "softmax"], out, **SETTINGS)
@@ -44,6 +48,8 @@ def test_field_faults_are_a_population_of_the_matrix(runs):
         assert (r["population"], r["family"], r["rule"]) == ("field", "field", k.kind)
         assert k.witness in r["witnesses"], r["witnesses"]
     assert {r["population"] for r in rows.values()} == {"mutant", "field"}
+    inputs = {r["id"]: r for r in pq.read_table(fielded.killmatrix / "inputs.parquet").to_pylist()}
+    assert all(inputs[k.witness]["valid"] for k in wrong)
 
 
 def test_the_cover_covers_the_field_faults(runs):
@@ -60,7 +66,7 @@ def test_the_report_shows_both_populations(runs):
     _, _, _, report, fielded = runs
     text = fielded.report.read_text()
     assert "## Fault populations" in text
-    assert "| hardened | mutant |" in text and "| hardened | field | 100.0% (2/2) |" in text
+    assert "| hardened | mutant |" in text and "| hardened | field | 100.0% (3/3) |" in text
     assert "| kernelbench | field |" in text and "| gate | field |" in text
     assert "## Fault populations" not in report
 
