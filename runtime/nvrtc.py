@@ -45,6 +45,7 @@ __all__ = ["NvrtcResult", "nvrtc_compile", "nvrtc_version", "nvrtc_supported_arc
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 _HEADERS_HINT = "pip install nvidia-cuda-runtime"
 _CCCL_HINT = "pip install nvidia-cuda-cccl"
+_CRT_HINT = "pip install nvidia-cuda-crt"
 
 #: Limits of one compile. Measured (this machine, NVRTC 13.0, compiles in a forked child as
 #: here): the 145 substrates take 0.04-0.16 s of CPU for sm_90, and the child's address space
@@ -159,6 +160,12 @@ def compile_options(arch: str) -> list[bytes]:
         if include is not None:
             options.append(b"-I" + str(include).encode())
     return options
+
+
+def _has_crt_mma() -> bool:
+    """Whether `crt/mma.h` is beside the CUDA headers: the runtime wheel has `mma.h` without it."""
+    include = cuda_include_dir()
+    return include is not None and (include / "crt" / "mma.h").is_file()
 
 
 def _cccl_include_dir() -> Path | None:
@@ -377,6 +384,8 @@ def _compile(job: _Job) -> NvrtcResult | _Rejected:
     if _cccl_include_dir() is None and re.search(r"#\s*include\s*[<\"]cooperative_groups", prepared):
         raise InfrastructureError(f"CUDA's C++ library (cuda/std/...) not found for cooperative_groups.h; "
                                   f"{_CCCL_HINT}")
+    if re.search(r"#\s*include\s*[<\"]mma\.h", prepared) and not _has_crt_mma():
+        raise InfrastructureError(f"crt/mma.h (which mma.h includes) not found; {_CRT_HINT}")
     options = compile_options(job.arch)
     limits = NVRTC_LIMITS
     start = time.perf_counter()
