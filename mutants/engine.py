@@ -26,6 +26,7 @@ __global__ void k(float* a) {
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 
@@ -169,7 +170,8 @@ def find_sites(source: str, rule: RuleSpec) -> list[Site]:
 
     A `kernel` rule never returns a site inside a comment, a string or the `/* mutagym */` launch
     block; a `grid` / `block` rule only returns sites inside that block's expressions. A site whose
-    rewrite leaves the text unchanged is dropped.
+    rewrite leaves the text unchanged is dropped; one whose first lines are unchanged (a block
+    rewritten in two places) starts at its first changed line.
     """
     transforms = rule.transform
     found: dict[tuple[int, int], str] = {}
@@ -200,6 +202,10 @@ def find_sites(source: str, rule: RuleSpec) -> list[Site]:
         replacement = found[(start, end)]
         if replacement == original:
             continue
+        # a block rewritten in two places starts at its first changed line (its line and diff)
+        same = os.path.commonprefix([original, replacement])
+        keep = original.rfind("\n", 0, len(same)) + 1
+        start, original, replacement = start + keep, original[keep:], replacement[keep:]
         sites.append(Site(rule.id, len(sites), start, end, source.count("\n", 0, start) + 1,
                           original, replacement))
     return sites

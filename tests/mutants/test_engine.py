@@ -50,7 +50,9 @@ def test_replace_transform_runs_on_the_original_text_of_a_block():
                  fix="$TWO")
     src = "__global__ void k(float* o) {\n    __shared__ float s_x[32];\n        s_x[tid] = o[tid];\n}\n"
     [site] = find_sites(src, rule)
-    assert site.replacement == "{\n    __shared__ float t_x[32];\n        t_x[0] = o[0];\n}"
+    assert site.line == 2   # the block's first changed line
+    assert site.replacement == "    __shared__ float t_x[32];\n        t_x[0] = o[0];\n}"
+    assert apply_site(src, site) == src.replace("s_x[tid]", "t_x[0]").replace("o[tid]", "o[0]").replace("s_x", "t_x")
 
 
 def test_engine_drops_sites_in_comments_strings_and_launch_block_even_if_a_rule_targets_them():
