@@ -52,7 +52,7 @@ def test_summary_marks_statuses():
 
 
 def test_every_family_has_rules():
-    """Each of the six families has a rule file with at least one rule."""
+    """Each family of `FAMILIES` has a rule file with at least one rule."""
     assert {r.family for r in RULES} == set(FAMILIES)
 
 
