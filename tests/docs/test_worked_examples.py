@@ -93,7 +93,7 @@ def test_the_how_to_pages_have_examples():
     """Each how-to page has a worked example that these tests run."""
     names = {p.name for p in PAGES_WITH_EXAMPLES}
     assert {"add-a-problem.md", "add-a-rule.md", "add-a-checker-preset.md",
-            "add-a-trainer-integration.md"} <= names, sorted(names)
+            "add-a-trainer-integration.md", "how-to-feed-back-field-faults.md"} <= names, sorted(names)
 
 
 def test_a_failing_block_names_the_page_and_line(tmp_path):
