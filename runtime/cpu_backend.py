@@ -28,7 +28,8 @@ Semantics (docs/emulator.md has the table of CUDA behaviour, GPU and emulator):
   reduced accuracy (see csrc/mg_math.h). Results can still differ from a GPU in the last bits
   (a product with other uses is fused by NVVM but not by g++), never in semantics.
 * Faults are outcomes: `memory_fault` (guard page, write to an input, bad pointer, misaligned
-  vector access), `sync_error`, `timeout` (wall clock per case, and a CPU-time limit in the child),
+  vector access), `sync_error`, `timeout` (the runner's CPU time per case, with a wall-clock cap of
+  `WALL_CAP_FACTOR` times it for a starved machine, and a CPU-time limit in the child),
   `crash` (trap, division by zero, stack overflow), `forbidden_syscall` (seccomp killed the child).
 """
 
@@ -68,6 +69,12 @@ MAX_SHARED_BYTES = MAX_DYNAMIC_SHARED_BYTES
 #: the rest is what a kernel's object with its static arrays may take. An object needing more
 #: fails to load: a `crash` naming this limit.
 RUNNER_HEADROOM_BYTES = 256 << 20
+
+#: A case's timeout counts the runner's CPU time, not the wall clock: on a loaded machine (a
+#: trainer's workers, other jobs) a runner that gets a seventh of a core would otherwise time out
+#: correct kernels. Past this many times the timeout in wall-clock time a case ends anyway.
+WALL_CAP_FACTOR = 10
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 #: Bookkeeping ranges the runner takes (csrc/race.h, BOOKKEEPING_CAPACITY): g++'s static guards.
 BOOKKEEPING_RANGES = 64
 #: Most `__device__` data the runner copies between the checked and the unchecked object of a
@@ -308,26 +315,29 @@ class CpuKernel:
             reader = _LineReader(proc.stdout.fileno())
             loading = ready = False
             deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per case
+            budget = _CaseBudget(proc.pid, timeout_s)
             while True:
                 line = reader.next_line(deadline)
+                if line is None and loading and (later := budget.extended()) is not None:
+                    deadline = later       # the runner was starved of CPU, not stuck
+                    continue
                 if line is None:      # timed out
                     if not loading:
                         raise InfrastructureError("the kernel runner did not start in time")
+                    why = budget.describe() if ready else "the kernel's object did not finish loading"
                     os.killpg(proc.pid, signal.SIGKILL)
                     killed_by_us = True
-                    results[current] = RunResult("timeout", message=(
-                        f"no result within {timeout_s:g} s (an infinite loop, or a launch too large to finish)"
-                        if ready else "the kernel's object did not finish loading"))
+                    results[current] = RunResult("timeout", message=why)
                     break
                 if line == b"":       # end of output: the child exited
                     break
                 words = line.decode(errors="replace").split(" ", 3)
                 if words[0] == "loading":   # the jail is closed; the object's own code may run now
                     loading = True
-                    deadline = time.monotonic() + timeout_s
+                    deadline = budget.restart()
                 elif words[0] == "ready":
                     ready = True
-                    deadline = time.monotonic() + timeout_s
+                    deadline = budget.restart()
                 elif words[0] == "printf":
                     printed[int(words[1])] = reader.read_exact(int(words[2]) + 1, deadline)[:-1].decode(
                         errors="replace")
@@ -336,7 +346,7 @@ class CpuKernel:
                     results[case] = self._result(words[2], words[3] if len(words) > 3 else "", memory, case)
                     exited_after_fault = words[2] != "ok"
                     current = case + 1
-                    deadline = time.monotonic() + timeout_s
+                    deadline = budget.restart()
                 elif words[0] == "unloadable":   # the kernel's object did not load: the same in every child
                     mib = int(words[1]) >> 20
                     reason = " ".join(words[2:])
@@ -418,6 +428,50 @@ def _describe_fault(outcome: str, detail: str, memory: DeviceMemory, case: int) 
     address = fields.get("address", "?")
     hint = " (a null pointer, or a misaligned vector load)" if address == "0x0" else ""
     return RunResult("memory_fault", message=f"invalid {access} at address {address}{hint}{thread}")
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process *pid* (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS    # utime, stime (fields 14, 15)
+
+
+class _CaseBudget:
+    """The timeout of one phase of a run (loading, then each case) in the runner's CPU time."""
+
+    def __init__(self, pid: int, timeout_s: float):
+        self.pid, self.timeout_s = pid, timeout_s
+        self.restart()
+
+    def restart(self) -> float:
+        """Start a phase now; returns its first (wall-clock) deadline."""
+        self.wall0, self.cpu0 = time.monotonic(), _cpu_seconds(self.pid) or 0.0
+        return self.wall0 + self.timeout_s
+
+    def extended(self) -> float | None:
+        """A later deadline if the runner used less CPU than the timeout in this phase and the
+        wall-clock cap is not reached; None when the phase has had its time."""
+        used = self.used()
+        now, cap = time.monotonic(), self.wall0 + WALL_CAP_FACTOR * self.timeout_s
+        if used >= self.timeout_s or now >= cap:
+            return None
+        return min(cap, now + max(self.timeout_s - used, 0.25))
+
+    def used(self) -> float:
+        """CPU seconds the runner used in this phase so far."""
+        return (_cpu_seconds(self.pid) or self.cpu0) - self.cpu0
+
+    def describe(self) -> str:
+        """Why the phase timed out, for the `timeout` outcome's message."""
+        used = self.used()
+        if used >= self.timeout_s:
+            return f"no result within {self.timeout_s:g} s (an infinite loop, or a launch too large to finish)"
+        return (f"no result within {WALL_CAP_FACTOR * self.timeout_s:g} s of wall-clock time, of which the "
+                f"runner got {used:.1f} s of CPU (the machine is overloaded)")
 
 
 class _LineReader:
