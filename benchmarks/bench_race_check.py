@@ -35,24 +35,28 @@ from mutagym.mutants.killmatrix import KillMatrixSettings, run_killmatrix
 sample, _ = stratified_sample(sys.argv[1], int(sys.argv[2]))
 with tempfile.TemporaryDirectory() as out:
     t0 = time.perf_counter()
-    result = run_killmatrix(sample, KillMatrixSettings(out=out, num_cpus=2, progress=False))
+    result = run_killmatrix(sample, KillMatrixSettings(out=out, num_cpus=2, progress=False,
+                                                       **json.loads(sys.argv[4])))
     wall = time.perf_counter() - t0
-cells = result.outcomes
-killed = sorted(set(m for m, c in zip(cells.column("mutant_id").to_pylist(), cells.column("outcome").to_pylist())
-                    if c != "ok"))
+cells = result.outcomes.to_pydict()
+pairs = sorted({(m, i) for m, i, c in zip(cells["mutant_id"], cells["input_id"], cells["outcome"]) if c != "ok"})
 print(json.dumps({"wall": wall, "cells": result.computed_cells, "ray": result.kill_seconds,
-                  "mutants": len(sample), "killed": killed}))
+                  "mutants": len(sample), "killed": sorted({m for m, _ in pairs}), "pairs": pairs}))
 """
 
 
-def run_mode(race: bool, pool: str, per_problem: int) -> dict:
+def run_mode(race: bool, pool: str, per_problem: int, settings: dict | None = None) -> dict:
+    """One kill matrix of the sample in a child process with a fresh compile cache; *settings*
+    override `KillMatrixSettings` fields."""
     with tempfile.TemporaryDirectory(prefix="mg-race-bench-") as cache:
         env = {**os.environ, "MUTAGYM_RACE_CHECK": "1" if race else "0", "MUTAGYM_CACHE": cache}
         env.pop("RAY_ADDRESS", None)
-        proc = subprocess.run([sys.executable, "-c", CHILD, pool, str(per_problem), str(Path(__file__).parent)],
+        proc = subprocess.run([sys.executable, "-c", CHILD, pool, str(per_problem), str(Path(__file__).parent),
+                               json.dumps(settings or {})],
                               env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise SystemExit(f"the {'on' if race else 'off'} run failed:\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"the run (race checks {'on' if race else 'off'}, settings {settings}) failed:\n"
+                         f"{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -173,6 +173,29 @@ class TestDeterminismAndResume:
         for name, table in tables(first_run.out).items():
             assert table.equals(tables(split.out)[name]), name
 
+    def test_later_schedules_run_on_cheap_inputs_only(self, first_run, tmp_path):
+        """Past `later_schedules_max_elements` an input runs under the first schedule alone; its
+        cells there, and every cell of the cheap inputs, are the full run's."""
+        from mutagym.rewards.shapes import cost
+        from mutagym.substrates.catalog import load_problem
+        limit = 64
+        part = run_killmatrix(hand_mutants(), KillMatrixSettings(out=str(tmp_path / "p"), **SMALL,
+                                                                 later_schedules_max_elements=limit))
+        inputs = {r["id"]: r for r in first_run.inputs.to_pylist()}
+
+        def cheap(input_id):
+            r = inputs[input_id]
+            dims = load_problem(r["problem"]).preset(r["preset"])
+            return cost(load_problem(r["problem"]), dims).elements <= limit
+
+        full = {(r["mutant_id"], r["input_id"], r["schedule"]): r for r in first_run.outcomes.to_pylist()}
+        kept = {k for k in full if k[2] == "ascending" or cheap(k[1])}
+        assert {cheap(k[1]) for k in full} == {True, False}      # both kinds of input are there
+        got = {(r["mutant_id"], r["input_id"], r["schedule"]): r for r in part.outcomes.to_pylist()}
+        assert set(got) == kept and part.computed_cells == len(kept) < len(full)
+        assert all(got[k] == full[k] for k in kept)
+        assert json.loads((part.out / "manifest.json").read_text())["settings"]["later_schedules_max_elements"] == limit
+
     def test_resume_computes_only_missing_cells(self, first_run, tmp_path):
         """Delete two part files: the rerun computes exactly their cells and reuses the rest."""
         out = tmp_path / "c"
