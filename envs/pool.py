@@ -219,40 +219,27 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
 SHAPE_GENERATOR = "sign_mixed"
 
 
-#: The most a costly shape class's representative instance may cost to enter the pool of record
-#: (largest tensor's elements, and work as `shapes.Cost` counts it): every evaluation pays for it.
-COVERAGE_ELEMENTS, COVERAGE_WORK = 1 << 18, 1 << 23
-#: Bumped when the choice of coverage inputs changes (it is part of their cache's name).
-COVERAGE_VERSION = 3
-
-
 def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
                     schedules: tuple[str, ...] = SCHEDULES) -> tuple[InputRef, ...]:
     """What the pool of record gains beyond the kill matrix's generators and four presets: one
-    input per shape class of the problem (its `shapes.representative_seed` instance among
-    `SHAPE_SEEDS` seeds, ordinary values), a costly class only when that instance is within
-    `COVERAGE_ELEMENTS` and `COVERAGE_WORK` (`many_rows` at a column or a few: 65,536 rows is what
-    shows a grid capped at 65,535 blocks; `large`, a million elements and more, stays with the
-    fresh stage: every evaluation would pay for it), and one per value family that applies to it (the
+    input per cheap shape class of the problem (its `shapes.representative_seed` instance among
+    `SHAPE_SEEDS` seeds, ordinary values) and one per value family that applies to it (the
     official shape), each kept when every correct kernel passes it in every schedule. Cached on
     disk."""
     from ..rewards import generators, shapes
     from ..runtime.toolchain import cache_dir
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     key = _gate_key(p, schedules)
-    cache = cache_dir() / "pools" / f"{p.id}-coverage{COVERAGE_VERSION}-{key}.json"
+    cache = cache_dir() / "pools" / f"{p.id}-coverage-{key}.json"
     if cache.is_file():
         return tuple(InputRef(**d) for d in json.loads(cache.read_text()))
     refs = []
     for cls in shapes.shape_classes(p):
-        seed = shapes.representative_seed(p, cls, range(SHAPE_SEEDS))
-        if seed is None:
-            continue
         if cls in COSTLY_CLASSES:
-            c = shapes.cost(p, shapes.draw_dims(p, cls, seed))
-            if c.elements > COVERAGE_ELEMENTS or c.work > COVERAGE_WORK:
-                continue
-        refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=seed))
+            continue
+        seed = shapes.representative_seed(p, cls, range(SHAPE_SEEDS))
+        if seed is not None:
+            refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=seed))
     refs += [InputRef(generator=family, preset="official") for family in generators.families_for(p)]
     made = [r.generate(p) for r in refs]
     verdicts = check_validity(p, made, backend=backend, schedules=schedules)

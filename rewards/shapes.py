@@ -470,9 +470,8 @@ def _classes() -> list[ShapeClass]:
 #: Every shape class, by name, in the module table's order.
 SHAPE_CLASSES: dict[str, ShapeClass] = {c.name: c for c in _classes()}
 #: Classes whose every instance is large (a long loop, 2**20 elements, 65,536 rows): the reward
-#: gate draws them fresh; the kill matrix (`mutants.killmatrix`) keeps the cheap classes
-#: (residues, block edges, tiny, unit, ...), the pool of record (`envs.pool.coverage_inputs`)
-#: those and each costly class whose cheapest instance is within its budget.
+#: gate draws them fresh; the pool of record (`envs.pool.coverage_inputs`) and the kill matrix
+#: (`mutants.killmatrix`) keep the cheap classes (residues, block edges, tiny, unit, ...).
 COSTLY_CLASSES = ("large", "long_loop", "many_rows", "any")
 #: Seeds tried per cheap class where one instance stands for the class (the pool's coverage inputs,
 #: the kill matrix): see `representative_seed`.
