@@ -594,7 +594,7 @@ def cmd_eval(args) -> int:
             near = pre["nearest_mutant"]
             extra = (pool_cell, flag, f"{near['rule']} ({near['family']})" if near else "-")
         table.add_row(r["kernel"], "[green]accept[/green]" if r["accepted"] else "[red]reject[/red]",
-                      r["outcome"], _words(r["message"], 400), *extra)
+                      r["outcome"], _words(r["message"], 600), *extra)
     console.print(table)
     if args.prescreen or gated:
         _print_leakage(judge.leakage.as_dict())

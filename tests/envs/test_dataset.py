@@ -49,14 +49,14 @@ class TestDatasetCommand:
     def test_writes_parquet_and_jsonl_with_the_same_rows(self, tmp_path):
         proc = mutagym("dataset", "--out", str(tmp_path), "--problems", "relu,softmax*,log_softmax")
         assert proc.returncode == 0, proc.stderr
-        assert "mutagym dataset: 4 prompts (chat format)" in proc.stdout and "log_softmax" in proc.stdout
+        assert "mutagym dataset: 5 prompts (chat format)" in proc.stdout and "log_softmax" in proc.stdout
         assert f"wrote {tmp_path / 'prompts.parquet'} and {tmp_path / 'prompts.jsonl'}" in proc.stdout
         table = pq.read_table(tmp_path / "prompts.parquet")
         assert table.column_names == COLUMNS
         rows = table.to_pylist()
-        assert [r["problem"] for r in rows] == ["log_softmax", "relu", "softmax", "softmax_bf16"]
+        assert [r["problem"] for r in rows] == ["log_softmax", "relu", "softmax", "softmax_bf16", "softmax_warp_shuffle"]
         assert rows == [json.loads(line) for line in (tmp_path / "prompts.jsonl").read_text().splitlines()]
-        assert rows == list(prompt_rows(["log_softmax", "relu", "softmax", "softmax_bf16"]))
+        assert rows == list(prompt_rows(["log_softmax", "relu", "softmax", "softmax_bf16", "softmax_warp_shuffle"]))
 
     def test_text_format_and_json_summary(self, tmp_path):
         proc = mutagym("dataset", "--out", str(tmp_path), "--problems", "tanh", "--format", "text", "--json")
