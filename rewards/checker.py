@@ -179,8 +179,16 @@ class CheckerVersion(BaseModel):
 
     # -- lookups ---------------------------------------------------------------------------
     def inputs_for(self, problem: str | Problem) -> list[InputRef]:
-        """The suite that judges `problem` (its own suite, or the default)."""
-        return list(self.suites.get(_problem_id(problem), self.inputs))
+        """The suite that judges `problem`: its own, or the default inputs whose shape the problem
+        has (a problem added after a hardened checker was built has no `large_reduction` preset
+        or shape class of another problem to draw)."""
+        pid = _problem_id(problem)
+        if pid in self.suites:
+            return list(self.suites[pid])
+        from .shapes import shape_classes
+        p = problem if isinstance(problem, Problem) else load_problem(pid)
+        shapes = set(p.preset_names) | {f"@{c}" for c in shape_classes(p)}
+        return [r for r in self.inputs if r.preset in shapes]
 
     def comparator_for(self, problem: str | Problem) -> Comparator:
         """The comparator that judges `problem` (its own, or the default)."""
