@@ -282,11 +282,14 @@ class DeviceMemory:
         self.map = mmap.mmap(self.fd, self.size)
         self.plans = plans
         self.inputs = inputs
-        self.poisons: list[dict[str, Poison]] = []
-        for plan, case_inputs in zip(plans, inputs):
-            digest = case_digest(plan.buffers, case_inputs)
-            self.poisons.append({b.name: Poison(digest, b.name, b.dtype) for b in plan.buffers})
+        #: (offset, bytes) of each writable buffer's pages as first filled: what `reset` copies back.
+        self._initial: list[tuple[int, np.ndarray]] = []
         self._fill(inputs)
+
+    @property
+    def nbytes(self) -> int:
+        """What this memory holds: the memfd and the initial contents kept for `reset`."""
+        return self.size + sum(initial.nbytes for _, initial in self._initial)
 
     def holds(self, plans: list[ResolvedPlan], inputs: list[dict[str, np.ndarray]]) -> bool:
         """Whether this memory already holds exactly these buffers and inputs, so that a run of
@@ -296,33 +299,34 @@ class DeviceMemory:
                 and all(a.buffers == b.buffers for a, b in zip(plans, self.plans))
                 and all(_same_frozen_arrays(a, b) for a, b in zip(inputs, self.inputs)))
 
-    def _fill(self, inputs: list[dict[str, np.ndarray]] | None) -> None:
-        """Fill outputs and scratch (`initial_bytes`: poison, zeros, a fill, an input's copy) and the poison
-        around them; unless `inputs` is None, copy in the inputs and poison the slack around them
-        (the runner maps inputs' pages read-only, so that slack never needs restoring)."""
-        for case, plan in enumerate(self.plans):
+    def _fill(self, inputs: list[dict[str, np.ndarray]]) -> None:
+        """Copy in the inputs and fill outputs and scratch (`initial_bytes`: poison, zeros, a fill,
+        an input's copy), with the poison around each buffer's data; keep each writable buffer's
+        pages as filled (the runner maps inputs' pages read-only: they never need restoring)."""
+        for case, (plan, case_inputs) in enumerate(zip(self.plans, inputs)):
+            digest = case_digest(plan.buffers, case_inputs)
             for buf in plan.buffers:
-                if buf.role == "input" and inputs is None:
-                    continue
-                p, poison = self.placements[case][buf.name], self.poisons[case][buf.name]
+                p, poison = self.placements[case][buf.name], Poison(digest, buf.name, buf.dtype)
                 start, end, stop = p.region[0], p.offset + p.nbytes, p.region[1]
                 view = np.frombuffer(self.map, dtype=np.uint8, count=stop - start, offset=start)
                 view[:p.offset - start] = poison.before(p.offset - start)
                 view[end - start:] = poison.after(stop - end)
                 data = view[p.offset - start:end - start]
                 if buf.role == "input":
-                    data[:] = np.ascontiguousarray(inputs[case][buf.name]).reshape(-1).view(np.uint8)
+                    data[:] = np.ascontiguousarray(case_inputs[buf.name]).reshape(-1).view(np.uint8)
                 else:
-                    data[:] = initial_bytes(buf, poison, self.inputs[case])
+                    data[:] = initial_bytes(buf, poison, case_inputs)
+                    self._initial.append((start, view.copy()))
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch
         or another kernel on the same cases (inputs are read-only to the runner, so they need no
         copy). The poison around each writable buffer's data, which a kernel can write out of
         bounds without faulting (see the module docstring), is restored too: after a reset the
-        memory is byte for byte as freshly laid out and filled (the poison is drawn again from
-        the same seeds, so it is the same)."""
-        self._fill(None)
+        memory is byte for byte as freshly laid out and filled (a copy of the first fill, which
+        drawing the poison again from the same seeds would only repeat, at a higher cost)."""
+        for start, initial in self._initial:
+            np.frombuffer(self.map, dtype=np.uint8, count=initial.size, offset=start)[:] = initial
 
     def read(self, case: int, name: str) -> np.ndarray:
         p = self.placements[case][name]

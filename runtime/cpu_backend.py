@@ -89,29 +89,37 @@ SANDBOX_UID = SANDBOX_GID = 65534
 
 
 class _ResidentMemory(threading.local):
-    """The device memory of this thread's last batch, kept while its inputs are frozen arrays.
+    """The device memory of this thread's last few batches, kept while their inputs are frozen.
 
     A kill matrix runs thousands of mutants on the same cases: laying the buffers out, copying
     the inputs in and faulting the pages of a fresh memfd cost the parent as much as comparing
-    the outputs. When the next batch has the same buffers and the very same read-only inputs,
-    only its outputs and scratch are reset."""
+    the outputs. When a batch has the same buffers and the very same read-only inputs as a kept
+    one, only its outputs and scratch are reset. A few are kept, not one, because a kill matrix
+    task alternates batches (every input; the cheap ones under a second schedule); the least
+    recently used go first, past `MAX_KEPT` batches or `MAX_KEPT_BYTES` in all."""
 
-    memory: DeviceMemory | None = None
+    MAX_KEPT = 4
+    MAX_KEPT_BYTES = 512 << 20
+
+    def __init__(self) -> None:
+        self.kept: list[DeviceMemory] = []      # least recently used first
 
     def take(self, plans, inputs) -> DeviceMemory:
-        kept, self.memory = self.memory, None
-        if kept is not None and kept.holds(plans, inputs):
-            kept.reset()
-            return kept
-        if kept is not None:
-            kept.close()
+        for i, memory in enumerate(self.kept):
+            if memory.holds(plans, inputs):
+                del self.kept[i]
+                memory.reset()
+                return memory
         return DeviceMemory(plans, inputs)
 
     def give_back(self, memory: DeviceMemory) -> None:
         if all(frozen(a) for case in memory.inputs for a in case.values()):
-            self.memory = memory
+            self.kept.append(memory)
         else:
             memory.close()
+        while self.kept and (len(self.kept) > self.MAX_KEPT
+                             or sum(m.nbytes for m in self.kept) > self.MAX_KEPT_BYTES):
+            self.kept.pop(0).close()
 
 
 _resident = _ResidentMemory()

@@ -302,12 +302,12 @@ def test_a_reset_restores_the_memory_byte_for_byte_after_a_kernel_scribbled_on_i
     fresh = memory_for(TWO_PASS, batch)
     try:
         assert all(r.ok for r in compiled(SCRIBBLE).run_batch(batch))
-        kept = cpu_backend._resident.memory
+        kept = cpu_backend._resident.kept[-1]
         assert kept is not None and bytes(kept.map) != bytes(fresh.map)
         kept.reset()
         assert bytes(kept.map) == bytes(fresh.map)
         results = compiled(TWO_PASS).run_batch(batch)     # the next kernel reuses it, and is right
-        assert cpu_backend._resident.memory is kept
+        assert cpu_backend._resident.kept[-1] is kept
         for case, result in zip(batch, results):
             assert result.outputs["total"].tolist() == [int(case.inputs["x"].astype(np.int64).sum())]
     finally:

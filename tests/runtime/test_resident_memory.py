@@ -1,5 +1,5 @@
 """Device memory kept between batches: a kill matrix runs thousands of kernels on the same cases,
-so the CPU backend keeps the last batch's memfd while its inputs are frozen (read-only arrays that
+so the CPU backend keeps the last few batches' memfds while its inputs are frozen (read-only arrays that
 nothing can change) and only resets outputs and scratch for the next batch. Reuse must never show:
 a kept batch gives the same results as a fresh one, and different or writable inputs are copied in.
 """
@@ -10,7 +10,8 @@ import numpy as np
 
 from mutagym.runtime import RunCase
 from mutagym.runtime import cpu_backend
-from mutagym.runtime.buffers import Poison, frozen, initial_output, run_case_digest
+from mutagym.runtime.buffers import DeviceMemory, Poison, frozen, initial_output, run_case_digest
+from mutagym.runtime.plan import BufferSpec, ResolvedPlan
 from submission_text import compiled, submission
 
 SCALE = submission("""
@@ -51,10 +52,10 @@ def test_frozen_means_nothing_can_change_the_contents():
 def test_a_batch_on_the_same_frozen_inputs_reuses_the_memory_and_resets_outputs():
     x = read_only(np.arange(100))
     first = compiled(SCALE).run_batch(cases(x))[0]
-    kept = cpu_backend._resident.memory
+    kept = cpu_backend._resident.kept[-1]
     assert kept is not None
     second = compiled(HALF).run_batch(cases(x))[0]
-    assert cpu_backend._resident.memory is kept          # no new memfd, no copy of the inputs
+    assert cpu_backend._resident.kept[-1] is kept          # no new memfd, no copy of the inputs
     np.testing.assert_array_equal(first.outputs["y"], 2 * np.arange(100, dtype=np.float32))
     np.testing.assert_array_equal(second.outputs["y"][:50], 2 * np.arange(50, dtype=np.float32))
     poison = initial_output(cases(x)[0], "y")[50:]       # poison again, not the first kernel's values
@@ -70,7 +71,7 @@ def test_other_frozen_inputs_of_the_same_shape_are_copied_in():
 def test_writable_inputs_are_not_kept_and_their_changes_show():
     x = np.arange(100, dtype=np.float32)
     compiled(SCALE).run_batch(cases(x))
-    assert cpu_backend._resident.memory is None
+    assert all(m.inputs[0]["x"] is not x for m in cpu_backend._resident.kept)
     x[:] = 3
     result = compiled(SCALE).run_batch(cases(x))[0]
     np.testing.assert_array_equal(result.outputs["y"], np.full(100, 6, np.float32))
@@ -95,10 +96,68 @@ def test_what_a_kernel_wrote_out_of_bounds_does_not_reach_the_next_kernel():
     fresh = compiled(PEEK).run_batch(cases(x))[0]
     scribbled = compiled(SCRIBBLE).run_batch(cases(x))[0]
     assert scribbled.ok
-    kept = cpu_backend._resident.memory
+    kept = cpu_backend._resident.kept[-1]
     after = compiled(PEEK).run_batch(cases(x))[0]
-    assert cpu_backend._resident.memory is kept
+    assert cpu_backend._resident.kept[-1] is kept
     around = Poison(run_case_digest(cases(x)[0]), "y", "float32")   # y[-1] and y[n]: the poison
     want = np.concatenate([around.before(4), around.after(4)]).view(np.float32)
     assert after.outputs["y"][:2].tobytes() == want.tobytes()
     np.testing.assert_array_equal(after.outputs["y"], fresh.outputs["y"])
+
+
+def test_alternating_batches_each_keep_their_memory():
+    """A kill matrix task runs every input, then the cheap ones: both stay kept, neither is rebuilt."""
+    every, cheap = read_only(np.arange(100)), read_only(np.arange(30))
+    kernel = compiled(SCALE)
+    kernel.run_batch(cases(every))
+    kernel.run_batch(cases(cheap))
+    kept = {m.inputs[0]["x"] is every: m for m in cpu_backend._resident.kept[-2:]}
+    for _ in range(2):
+        result = kernel.run_batch(cases(every))[0]
+        assert cpu_backend._resident.kept[-1] is kept[True]
+        np.testing.assert_array_equal(result.outputs["y"], 2 * np.arange(100, dtype=np.float32))
+        result = kernel.run_batch(cases(cheap))[0]
+        assert cpu_backend._resident.kept[-1] is kept[False]
+        np.testing.assert_array_equal(result.outputs["y"], 2 * np.arange(30, dtype=np.float32))
+
+
+def test_the_least_recently_used_batches_are_closed_past_the_count_or_byte_bound(monkeypatch):
+    kernel = compiled(SCALE)
+    inputs = [read_only(np.arange(10 + i)) for i in range(cpu_backend._ResidentMemory.MAX_KEPT + 1)]
+    for x in inputs:
+        kernel.run_batch(cases(x))
+    kept = cpu_backend._resident.kept
+    assert [m.inputs[0]["x"] for m in kept] == inputs[1:]
+    oldest = kept[0]
+    monkeypatch.setattr(cpu_backend._ResidentMemory, "MAX_KEPT_BYTES", kept[-1].nbytes)
+    kernel.run_batch(cases(inputs[-1]))
+    assert cpu_backend._resident.kept == [kept[-1]]
+    assert oldest.map.closed
+
+
+def plan_of_every_init() -> tuple[ResolvedPlan, dict[str, np.ndarray]]:
+    """One buffer per `init` kind, sizes not a multiple of 16 so that every slot has slack."""
+    x = read_only(np.arange(37))
+    spec = lambda name, role, init, **kw: BufferSpec(name, role, "float32", (37,), 148, init, **kw)
+    return ResolvedPlan((spec("x", "input", "data"), spec("y", "output", "poison"),
+                         spec("c", "output", "copy", source="x"), spec("z", "scratch", "zero"),
+                         spec("p", "scratch", "poison"), spec("f", "scratch", "fill", fill=b"\x01\x02\x03\x04")),
+                        ()), {"x": x}
+
+
+def test_a_reset_gives_the_bytes_of_a_fresh_layout_for_every_init_kind():
+    plan, inputs = plan_of_every_init()
+    fresh, used = DeviceMemory([plan, plan], [inputs, inputs]), DeviceMemory([plan, plan], [inputs, inputs])
+    try:
+        writable = [p.region for case in used.placements for p in case.values() if p.role != "input"]
+        assert len(writable) == 10
+        for start, stop in writable:                   # everything a kernel could write, scribbled
+            used.map[start:stop] = bytes(range(256)) * ((stop - start) // 256)
+        assert bytes(used.map) != bytes(fresh.map)
+        used.reset()
+        assert bytes(used.map) == bytes(fresh.map)
+        used.reset()                                   # and again: the kept copy is not consumed
+        assert bytes(used.map) == bytes(fresh.map)
+    finally:
+        fresh.close()
+        used.close()
