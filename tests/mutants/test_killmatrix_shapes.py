@@ -69,6 +69,22 @@ class TestCandidates:
         with pytest.raises(KeyError, match="unknown shape class 'mod5_2'"):
             candidate_inputs(p, KillMatrixSettings(shape_classes=("mod5_2",)))
 
+    def test_costly_preset_takes_its_generators_only(self):
+        """large_reduction is drawn with PRESET_GENERATORS only (of those asked for), every other
+        preset with every generator; None lifts the restriction, an unknown name is an error."""
+        from mutagym.mutants.killmatrix import PRESET_GENERATORS
+        p = load_problem("softmax")
+        asked = ("normal", "uniform01", "one_hot")
+        ids = [g.id for g in candidate_inputs(p, KillMatrixSettings(generators=asked, shape_classes=()))]
+        long = sorted(i.split(":")[1] for i in ids if ":large_reduction:" in i)
+        assert long == sorted(set(asked) & set(PRESET_GENERATORS["large_reduction"])) == ["uniform01"]
+        assert sorted(i.split(":")[1] for i in ids if ":official:" in i) == sorted(asked)
+        every = [g.id for g in candidate_inputs(p, KillMatrixSettings(generators=asked, shape_classes=(),
+                                                                      preset_generators=None))]
+        assert sorted(i.split(":")[1] for i in every if ":large_reduction:" in i) == sorted(asked)
+        with pytest.raises(KeyError, match="unknown generator 'gauss' in preset_generators"):
+            candidate_inputs(p, KillMatrixSettings(preset_generators={"tiny": ("gauss",)}))
+
     def test_deterministic_and_the_pools_instance(self):
         """Same settings, same inputs (ids and arrays); seed 0 of a class is the instance the
         pool of record's coverage input draws (the cheapest of SHAPE_SEEDS seeds)."""
