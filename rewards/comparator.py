@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Verdict and error statistics of one output against its reference."""
+    """Verdict and error statistics of one output against its reference; `tolerance_used` (the
+    share of the tolerance budget used, `Comparator.tolerance_used`) only where `measure` was
+    asked for it and the output passed."""
 
     passed: bool
     max_abs: float
     max_rel: float
     mismatch_ratio: float
     message: str = ""
+    tolerance_used: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,11 @@ class Comparator:
     def compare(self, out: np.ndarray, ref: np.ndarray) -> Comparison:
         return self.measure(out, ref)[0]
 
-    def measure(self, out: np.ndarray, ref: "np.ndarray | Reference",
-                ratios: tuple[float, ...] = ()) -> tuple[Comparison, tuple[float, ...]]:
+    def measure(self, out: np.ndarray, ref: "np.ndarray | Reference", ratios: tuple[float, ...] = (),
+                *, used: bool = False) -> tuple[Comparison, tuple[float, ...]]:
         """`compare(out, ref)` and `tolerance_needed(out, ref, q)` for each q in `ratios`, with the
-        same values, from one |out - ref| pass (a kill matrix needs all of them for every cell).
+        same values, from one |out - ref| pass (a kill matrix needs all of them for every cell),
+        and with `used` an output that passes carries its `tolerance_used` from the same pass.
         `ref` may be a `Reference` prepared once for many outputs.
 
         >>> c, needs = Comparator(1e-2, 1e-2).measure(np.array([1.0, 2.0]), np.array([1.0, 2.02]), (1.0,))
@@ -73,9 +77,22 @@ class Comparator:
                     tuple(float("inf") if out.size != reference.r.size else
                           tolerance_needed(out, reference.r, q) for q in ratios))
         if out.size == 0:
-            return Comparison(True, 0.0, 0.0, 0.0), tuple(0.0 for _ in ratios)
+            return Comparison(True, 0.0, 0.0, 0.0, tolerance_used=0.0 if used else None), tuple(0.0 for _ in ratios)
         errors = _Errors(out, reference)
-        return self._verdict(errors, out.shape), tuple(errors.needed(q) for q in ratios)
+        comparison = self._verdict(errors, out.shape)
+        needs = tuple(errors.needed(q) for q in ratios)
+        if used and comparison.passed:
+            comparison = replace(comparison, tolerance_used=errors.used(self.atol, self.rtol))
+        return comparison, needs
+
+    def tolerance_used(self, out: np.ndarray, ref: "np.ndarray | Reference") -> float:
+        """The worst `|out - ref| / (atol + rtol |ref|)` over elements where `out` and `ref` are
+        finite (0 where there is none, or the sizes differ)."""
+        out = np.asarray(out)
+        reference = ref if isinstance(ref, Reference) else Reference(ref)
+        if out.size == 0 or out.size != reference.r.size:
+            return 0.0
+        return _Errors(out, reference).used(self.atol, self.rtol)
 
     def _verdict(self, e: "_Errors", shape: tuple[int, ...]) -> Comparison:
         with np.errstate(invalid="ignore", over="ignore"):
@@ -113,7 +130,8 @@ class Comparator:
 class Reference:
     """A reference output in float64 with what every comparison against it reuses: |ref|, the
     per-element budget atol + rtol * |ref| of each tolerance asked for, and the denominators of
-    the relative error and of `tolerance_needed`. Each is computed on first use, then kept.
+    the relative error, of `tolerance_needed` and of `tolerance_used`. Each is computed on first
+    use, then kept.
 
     >>> ref = Reference(np.array([1.0, 2.02]))
     >>> Comparator(1e-2, 1e-2).compare(np.array([1.0, 2.0]), ref).passed
@@ -126,6 +144,7 @@ class Reference:
         self.r = np.asarray(ref, dtype=np.float64).ravel()
         self.abs_ref = np.abs(self.r)
         self._thresholds: dict[tuple[float, float], np.ndarray] = {}
+        self._budgets: dict[tuple[float, float], np.ndarray] = {}
         self._rel_denominator = self._need_denominator = self._finite = None
 
     def threshold(self, atol: float, rtol: float) -> np.ndarray:
@@ -136,6 +155,15 @@ class Reference:
                 budget = np.multiply(self.abs_ref, rtol)
                 np.add(budget, atol, out=budget)
             self._thresholds[(atol, rtol)] = budget
+        return budget
+
+    def budget(self, atol: float, rtol: float) -> np.ndarray:
+        """`threshold`, at least the smallest normal float64: the denominator of `tolerance_used`."""
+        budget = self._budgets.get((atol, rtol))
+        if budget is None:
+            with np.errstate(invalid="ignore"):
+                budget = np.maximum(self.threshold(atol, rtol), np.finfo(np.float64).tiny)
+            self._budgets[(atol, rtol)] = budget
         return budget
 
     @property
@@ -214,8 +242,19 @@ class _Errors:
         k = max(int(np.ceil(matched_ratio * need.size)), 1)   # at least k elements must pass
         if k == need.size:
             return float(need.max())
-        need.partition(k - 1)        # reorders in place; later ratios see the same values
-        return float(need[k - 1])
+        return float(_kth_smallest(need, k - 1, self.close))
+
+    def used(self, atol: float, rtol: float) -> float:
+        """See `Comparator.tolerance_used`. Overwrites the scratch array, which `needed` may hold."""
+        if self._need is self.scratch:
+            self._need = None
+        with np.errstate(invalid="ignore", over="ignore"):
+            used = np.divide(self.diff, self.ref.budget(atol, rtol), out=self.scratch)
+        worst = used.max()
+        if np.isfinite(worst):       # every element finite (the common case): no mask needed
+            return float(worst)
+        finite = self.ref.finite & np.isfinite(self.o)
+        return float(used[finite].max()) if finite.any() else 0.0
 
     def _element_needs(self) -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
@@ -224,6 +263,37 @@ class _Errors:
             same_special = (self.o == self.r) & ~self.ref_finite
             need = np.where(self.ref_finite, need, np.where(same_special, 0.0, np.inf))
         return need
+
+
+#: Below this size a full partition is as cheap as sampling first.
+_SAMPLED_SELECTION = 4096
+_SAMPLE = 1024
+
+
+def _kth_smallest(values: np.ndarray, index: int, mask: np.ndarray) -> np.floating:
+    """`np.partition(values, index)[index]`, the same value, without partitioning all of `values`
+    when `index` is near the top (a 0.99 ratio): a strided sample gives a bound below which at
+    most `index` elements probably lie; the elements not below it (NaN included, which sorts last)
+    are the top of the sorted order, so when they are enough, the answer is theirs to select.
+    Otherwise (an unlucky sample, a low index) the full partition, which reorders `values` in
+    place (the same values). `mask`: a boolean scratch array of the same size, overwritten."""
+    n = values.size
+    above = n - index               # how many elements sit at or above the answer's position
+    if n >= _SAMPLED_SELECTION:
+        stride = n // _SAMPLE
+        sample = values[::stride]
+        spare = sample.size - (-(-2 * above * sample.size // n) + 8)    # twice the share, and a margin
+        if spare > 0:
+            bound = np.partition(sample, spare)[spare]
+            np.less(values, bound, out=mask)
+            np.logical_not(mask, out=mask)
+            top = values[mask]
+            if top.size >= above:
+                position = index - (n - top.size)
+                top.partition(position)
+                return top[position]
+    values.partition(index)
+    return values[index]
 
 
 def tolerance_needed(out: np.ndarray, ref: np.ndarray, matched_ratio: float = 1.0) -> float:

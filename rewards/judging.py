@@ -87,24 +87,13 @@ def build_fault(err: SubmissionError) -> str:
 
 
 def tolerance_used(out: np.ndarray, ref: np.ndarray | Reference, comparator: Comparator) -> float:
-    """The worst `|out - ref| / (atol + rtol |ref|)` over elements where `ref` is finite.
+    """The worst `|out - ref| / (atol + rtol |ref|)` over elements where `ref` is finite
+    (`Comparator.tolerance_used`).
 
     >>> round(tolerance_used(np.array([1.0, 2.005]), np.array([1.0, 2.0]), Comparator(1e-2, 0.0)), 6)
     0.5
     """
-    o = np.asarray(out, dtype=np.float64).ravel()
-    reference = ref if isinstance(ref, Reference) else Reference(ref)
-    if o.size == 0 or o.size != reference.r.size:
-        return 0.0
-    with np.errstate(invalid="ignore", over="ignore"):
-        used = np.abs(np.subtract(o, reference.r))
-        np.divide(used, np.maximum(reference.threshold(comparator.atol, comparator.rtol),
-                                   np.finfo(np.float64).tiny), out=used)
-    worst = used.max()
-    if np.isfinite(worst):       # every element finite (the common case): no mask needed
-        return float(worst)
-    finite = reference.finite & np.isfinite(o)
-    return float(used[finite].max()) if finite.any() else 0.0
+    return comparator.tolerance_used(out, ref)
 
 
 @dataclass(frozen=True)
@@ -183,9 +172,8 @@ def judge_outputs(outputs: Mapping[str, np.ndarray], references: Mapping[str, np
             continue
         out = np.asarray(outputs[name])
         if measure:
-            c, (n1, n99) = comparator.measure(out, expected, (1.0, 0.99))
-            extra = {"tol_needed": n1, "tol_needed_p99": n99,
-                     "tolerance_used": tolerance_used(out, expected, comparator) if c.passed else None}
+            c, (n1, n99) = comparator.measure(out, expected, (1.0, 0.99), used=True)
+            extra = {"tol_needed": n1, "tol_needed_p99": n99, "tolerance_used": c.tolerance_used}
         else:
             c, extra = comparator.measure(out, expected)[0], {}
         judged.append(OutputJudgement(name, c.passed, c.max_abs, c.max_rel, c.mismatch_ratio, c.message, **extra))
