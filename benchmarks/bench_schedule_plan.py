@@ -5,7 +5,7 @@
 
 The stratified sample of bench_race_check.py goes through the whole kill matrix (race checks on)
 with every schedule on every input (`later_schedules_max_elements=None`) and with the default plan
-(the second schedule only where the largest tensor has at most 2^16 elements), `--repeats` times in
+(the second schedule only where the largest tensor has at most 2^12 elements), `--repeats` times in
 alternation, each run a child process with a fresh compile cache. The table shows each plan's best
 wall time, its cells, the mutants killed and the (mutant, input) kills; the full/plan ratio is the
 saving, and the mutants and kills only the full plan finds are the loss.

@@ -22,8 +22,10 @@ from mutagym.substrates.catalog import load_problem
 from testkit import local_ray, substrate_with
 
 TABLES = ("mutants.parquet", "inputs.parquet", "outcomes.parquet")
+#: Every schedule on every input (the plan is tested on its own, against this full run).
 SMALL = dict(generators=("uniform01", "sign_mixed", "large_offset", "affine_perturbed"),
-             presets=("tiny", "remainder"), schedules=("ascending", "descending"), progress=False)
+             presets=("tiny", "remainder"), schedules=("ascending", "descending"),
+             later_schedules_max_elements=None, progress=False)
 
 
 
@@ -179,8 +181,8 @@ class TestDeterminismAndResume:
         from mutagym.rewards.shapes import cost
         from mutagym.substrates.catalog import load_problem
         limit = 64
-        part = run_killmatrix(hand_mutants(), KillMatrixSettings(out=str(tmp_path / "p"), **SMALL,
-                                                                 later_schedules_max_elements=limit))
+        part = run_killmatrix(hand_mutants(), KillMatrixSettings(out=str(tmp_path / "p"), **{
+            **SMALL, "later_schedules_max_elements": limit}))
         inputs = {r["id"]: r for r in first_run.inputs.to_pylist()}
 
         def cheap(input_id):
@@ -292,7 +294,8 @@ class TestWorkerDeath:
         that task's cells."""
         mutants = [hanging_mutant(), hand_mutants()[0]]
         settings = dict(generators=("uniform01", "sign_mixed"), presets=("tiny", "remainder"),
-                        schedules=("ascending", "descending"), timeout_s=1.0, progress=False)
+                        schedules=("ascending", "descending"), later_schedules_max_elements=None,
+                        timeout_s=1.0, progress=False)
         pid_dir, box = tmp_path / "pids", {}
 
         def run():
