@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class Comparator:
                 bad_count = 0
             else:
                 o, r, ref_finite = e.o, e.r, e.ref_finite
-                bad = ~np.isfinite(o) & ref_finite
+                bad = e.bad
                 same_special = (o == r) & ~ref_finite                   # +inf vs +inf, -inf vs -inf
                 both_nan = np.isnan(o) & np.isnan(r)
                 close = (close & ref_finite) | same_special | (both_nan & self.nan_matches)
@@ -226,15 +227,20 @@ class _Errors:
         self.ref_finite = None if self.all_finite else ref.finite
         self._need = None
 
-    @property
+    @cached_property
     def o(self) -> np.ndarray:
         """The output in float64 (only the NaN/Inf paths need it)."""
         return np.asarray(self.out, dtype=np.float64)
 
+    @cached_property
+    def bad(self) -> np.ndarray:
+        """NaN or Inf in the output where the reference is finite (only the NaN/Inf paths ask)."""
+        return ~np.isfinite(self.o) & self.ref_finite
+
     def needed(self, matched_ratio: float) -> float:
         """See `tolerance_needed`. An element needs |out - ref| / (1 + |ref|)."""
         if self._need is None:
-            if not self.all_finite and np.any(~np.isfinite(self.o) & self.ref_finite):
+            if not self.all_finite and self.bad.any():
                 self._need = np.array([np.inf])       # the whole output needs infinity
             else:
                 self._need = self._element_needs()
