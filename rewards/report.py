@@ -359,6 +359,83 @@ def mutant_counts(km: KillMatrix, problems: list[str], pool_table: Path | None =
     return counts
 
 
+#: The outcomes of the emulator's own checks (docs/emulator.md): a race, state carried across
+#: launches, a spin or barrier misuse, and the memory wall; then the ends of runs that do not finish.
+CHECK_OUTCOMES = ("data_race", "stateful_kernel", "sync_error", "memory_fault", "timeout", "crash")
+
+
+def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, CheckerScore],
+               pool_table: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What the emulator's checks catch, per outcome and per rule: mutants quarantined with the
+    outcome on the official inputs (from the pool table, when there is one) and mutants of the
+    matrix with a cell ending so, with those that no cell of the matrix shows as a wrong output
+    (a plain emulator would have passed them or shown nothing); per rule also the witnessed ones
+    each checker of `scored` detects. A rule is listed when one of its mutants is caught either way."""
+    keep = set(problems)
+    quarantined: dict[str, str] = {}       # mutant -> outcome it was quarantined with
+    rule_of: dict[str, str] = {m["mutant_id"]: m.get("rule") or "?" for m in km.mutants}
+    if pool_table is not None and pool_table.is_file():
+        import pyarrow.parquet as pq
+        for r in pq.read_table(pool_table, columns=["id", "problem", "rule", "status", "error"]).to_pylist():
+            outcome = (r["error"] or "").split(" ", 1)[0]
+            if r["problem"] in keep and r["status"] == "quarantined" and outcome in CHECK_OUTCOMES:
+                quarantined[r["id"]] = outcome
+                rule_of[r["id"]] = r["rule"] or "?"
+    caught: dict[str, set[str]] = {}       # matrix mutant -> check outcomes of its cells
+    wrong: set[str] = set()
+    population = km.population_of
+    for m, rows in km.outcomes_of.items():
+        if km.problem_of.get(m) not in keep or population.get(m) != "mutant":
+            continue
+        outcomes = {r["outcome"] for r in rows}
+        if outcomes & set(CHECK_OUTCOMES):
+            caught[m] = outcomes & set(CHECK_OUTCOMES)
+        if "wrong" in outcomes:
+            wrong.add(m)
+    by_outcome = [{"outcome": o, "quarantined": sum(q == o for q in quarantined.values()),
+                   "matrix": sum(o in c for c in caught.values()),
+                   "only": sum(o in c for m, c in caught.items() if m not in wrong)} for o in CHECK_OUTCOMES]
+    witnessed = set(km.witnessed(problems))
+    rules = sorted({rule_of[m] for m in (*quarantined, *caught)})
+    by_rule = []
+    for rule in rules:
+        in_matrix = [m for m, r in rule_of.items() if r == rule and m in km.problem_of
+                     and km.problem_of[m] in keep and population.get(m) == "mutant"]
+        seen = [m for m in in_matrix if m in witnessed]
+        row = {"rule": rule, "quarantined": sum(rule_of[m] == rule for m in quarantined),
+               "matrix": len(in_matrix), "witnessed": len(seen),
+               "caught": sum(m in caught for m in in_matrix),
+               "only": sum(m in caught and m not in wrong for m in in_matrix),
+               "detected": {name: sum(m in s.killed for m in seen) for name, s in scored.items()}}
+        by_rule.append(row)
+    by_rule.sort(key=lambda r: (-(r["quarantined"] + r["caught"]), r["rule"]))
+    return by_outcome, by_rule
+
+
+def _checks_section(by_outcome: list[dict[str, Any]], by_rule: list[dict[str, Any]], names: list[str],
+                    most: int = 30) -> list[str]:
+    """The report's lines on what the emulator's checks catch (`check_rows`), the `most` rules
+    they catch most of."""
+    lines = ["", "## What the emulator's checks catch", "",
+             "The race, state and spin checks, the memory wall and the time limit end a run with an "
+             "outcome of their own (docs/emulator.md). Quarantined: mutants that ended so on the "
+             "official inputs when the pool was built (a checker catches them on any input set that "
+             "holds the official shape). Matrix: mutants of the kill matrix with some cell ending so; "
+             "only: of those, the ones no cell shows as a wrong output.", "",
+             "| outcome | quarantined | matrix | only |", "| --- | ---: | ---: | ---: |"]
+    lines += [f"| {r['outcome']} | {r['quarantined']} | {r['matrix']} | {r['only']} |" for r in by_outcome]
+    if by_rule:
+        lines += ["", f"Per rule ({min(most, len(by_rule))} of {len(by_rule)} rules with a mutant caught so, "
+                      "most caught first; the checkers' columns are detected/witnessed mutants of the matrix):", "",
+                  "| " + " | ".join(["rule", "quarantined", "matrix", "witnessed", "caught", "only", *names]) + " |",
+                  "| --- " + "| ---: " * (5 + len(names)) + "|"]
+        for r in by_rule[:most]:
+            cells = [r["rule"], *(str(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
+                     *(f"{r['detected'][n]}/{r['witnessed']}" for n in names)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def population_rows(scored: Mapping[str, CheckerScore], km: KillMatrix, summary: Any) -> list[dict[str, Any]]:
     """Per checker (the gate too) and fault population (`scoring.POPULATIONS`) of `summary.problems`:
     witnessed and detected faults, detection on the selection and held-out halves (each population
@@ -447,6 +524,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
                       "detection\")."]
     if getattr(summary, "field_faults", None) is not None:
         lines += _population_section(population_rows(scored, km, summary), summary)
+    lines += _checks_section(*check_rows(km, summary.problems, scored, out / POOL_TABLE), list(scored))
     rejected = [(n, f) for n, s in summary.scores.items() for f in (s.false_rejects or [])]
     if rejected:
         lines += ["", "False rejects (a correct kernel the checker rejects; `fuzz` is the control that "

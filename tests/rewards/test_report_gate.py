@@ -1,4 +1,5 @@
-"""The harden report's gate row and shape-class table, on a real kill matrix with two shape classes."""
+"""The harden report's gate row, shape-class table and checks section, on a real kill matrix with
+two shape classes."""
 
 import re
 
@@ -7,7 +8,7 @@ import pytest
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
 from mutagym.mutants.harden import HardenSummary, harden_checker
-from mutagym.rewards.report import GATE_ROW, gate_score, shape_rows, write_report
+from mutagym.rewards.report import GATE_ROW, check_rows, gate_score, shape_rows, write_report
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from testkit import local_ray, substrate_with
 
@@ -22,6 +23,11 @@ def mutants():
         MutantRecord("relu-tail-mod4-2", "relu", "boundary", "hand-tail-mod4-2",
                      substrate_with("relu", "out[i] = relu_op(x[i]);",
                                     "out[i] = relu_op(x[i]) + ((n & 3) == 2 ? 1.0f : 0.0f);")),
+        # right values in every order, but thread 1 reads thread 0's output unordered: a data race only
+        MutantRecord("relu-reads-a-neighbour", "relu", "synchronization", "hand-unordered-read",
+                     substrate_with("relu", "        out[i] = relu_op(x[i]);\n    }\n",
+                                    "        out[i] = relu_op(x[i]);\n    }\n"
+                                    "    if (tid == 1 && n > 4) out[0] = fmaxf(out[0], 0.0f);\n")),
     ]
 
 
@@ -56,7 +62,7 @@ def test_report_lists_the_gate_next_to_the_presets(summary):
     text = s.report.read_text()
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| ([\w.-]+) \| ([\d.]+% \(\d+/\d+\)) \|", text, re.M)}
     assert {"kernelbench", s.result.checker.name, GATE_ROW} <= set(rows)
-    assert rows[GATE_ROW] == "100.0% (3/3)" and rows[s.result.checker.name] != rows[GATE_ROW]
+    assert rows[GATE_ROW] == "100.0% (4/4)" and rows[s.result.checker.name] != rows[GATE_ROW]
     assert "fresh stage" in text and "bench_gate_detection" in text
 
 
@@ -70,3 +76,22 @@ def test_report_says_which_shape_class_witnessed_what(summary):
     assert "## Shape classes" in text
     r = rows["mod4_2"]
     assert f"| mod4_2 | class | 1 | {r['valid_inputs']} | {r['witnessed']} | 1 |" in text
+
+
+def test_report_says_what_the_emulators_checks_catch(summary):
+    """The race mutant is counted under data_race, as caught by the checks only (no cell shows a
+    wrong output), and its rule row says which checker detects it."""
+    s, km = summary
+    outcomes = {c["outcome"]: c for c in km.outcomes_of["relu-reads-a-neighbour"]}
+    assert "data_race" in outcomes and "wrong" not in outcomes
+    by_outcome, by_rule = check_rows(km, ["relu"], s.scores)
+    race = next(r for r in by_outcome if r["outcome"] == "data_race")
+    assert race["matrix"] == 1 and race["only"] == 1 and race["quarantined"] == 0
+    rule = next(r for r in by_rule if r["rule"] == "hand-unordered-read")
+    assert (rule["matrix"], rule["witnessed"], rule["caught"], rule["only"]) == (1, 1, 1, 1)
+    assert all(r["rule"] != "hand-relu-identity" for r in by_rule)      # a wrong output only: not listed
+    text = s.report.read_text()
+    assert "## What the emulator's checks catch" in text
+    assert "| data_race | 0 | 1 | 1 |" in text
+    detected = rule["detected"]["kernelbench"]
+    assert f"| hand-unordered-read | 0 | 1 | 1 | 1 | 1 | {detected}/1 |" in text
