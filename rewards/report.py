@@ -367,16 +367,19 @@ CHECK_OUTCOMES = ("data_race", "stateful_kernel", "sync_error", "memory_fault", 
 def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, CheckerScore],
                pool_table: Path | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """What the emulator's checks catch, per outcome and per rule: mutants quarantined with the
-    outcome on the official inputs (from the pool table, when there is one) and mutants of the
+    outcome on the official inputs (from the pool table; None without one) and mutants of the
     matrix with a cell ending so, with those that no cell of the matrix shows as a wrong output
     (a plain emulator would have passed them or shown nothing); per rule also the witnessed ones
     each checker of `scored` detects. A rule is listed when one of its mutants is caught either way."""
     keep = set(problems)
     quarantined: dict[str, str] = {}       # mutant -> outcome it was quarantined with
     rule_of: dict[str, str] = {m["mutant_id"]: m.get("rule") or "?" for m in km.mutants}
-    if pool_table is not None and pool_table.is_file():
-        import pyarrow.parquet as pq
-        for r in pq.read_table(pool_table, columns=["id", "problem", "rule", "status", "error"]).to_pylist():
+    import pyarrow.parquet as pq
+    columns = ["id", "problem", "rule", "status", "error"]
+    known = (pool_table is not None and pool_table.is_file()
+             and set(columns) <= set(pq.read_schema(pool_table).names))
+    if known:
+        for r in pq.read_table(pool_table, columns=columns).to_pylist():
             outcome = (r["error"] or "").split(" ", 1)[0]
             if r["problem"] in keep and r["status"] == "quarantined" and outcome in CHECK_OUTCOMES:
                 quarantined[r["id"]] = outcome
@@ -392,7 +395,7 @@ def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, Checker
             caught[m] = outcomes & set(CHECK_OUTCOMES)
         if "wrong" in outcomes:
             wrong.add(m)
-    by_outcome = [{"outcome": o, "quarantined": sum(q == o for q in quarantined.values()),
+    by_outcome = [{"outcome": o, "quarantined": sum(q == o for q in quarantined.values()) if known else None,
                    "matrix": sum(o in c for c in caught.values()),
                    "only": sum(o in c for m, c in caught.items() if m not in wrong)} for o in CHECK_OUTCOMES]
     witnessed = set(km.witnessed(problems))
@@ -402,13 +405,13 @@ def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, Checker
         in_matrix = [m for m, r in rule_of.items() if r == rule and m in km.problem_of
                      and km.problem_of[m] in keep and population.get(m) == "mutant"]
         seen = [m for m in in_matrix if m in witnessed]
-        row = {"rule": rule, "quarantined": sum(rule_of[m] == rule for m in quarantined),
+        row = {"rule": rule, "quarantined": sum(rule_of[m] == rule for m in quarantined) if known else None,
                "matrix": len(in_matrix), "witnessed": len(seen),
                "caught": sum(m in caught for m in in_matrix),
                "only": sum(m in caught and m not in wrong for m in in_matrix),
                "detected": {name: sum(m in s.killed for m in seen) for name, s in scored.items()}}
         by_rule.append(row)
-    by_rule.sort(key=lambda r: (-(r["quarantined"] + r["caught"]), r["rule"]))
+    by_rule.sort(key=lambda r: (-((r["quarantined"] or 0) + r["caught"]), r["rule"]))
     return by_outcome, by_rule
 
 
@@ -423,14 +426,15 @@ def _checks_section(by_outcome: list[dict[str, Any]], by_rule: list[dict[str, An
              "holds the official shape). Matrix: mutants of the kill matrix with some cell ending so; "
              "only: of those, the ones no cell shows as a wrong output.", "",
              "| outcome | quarantined | matrix | only |", "| --- | ---: | ---: | ---: |"]
-    lines += [f"| {r['outcome']} | {r['quarantined']} | {r['matrix']} | {r['only']} |" for r in by_outcome]
+    shown = lambda v: "-" if v is None else str(v)   # noqa: E731 - None: no pool table to count from
+    lines += [f"| {r['outcome']} | {shown(r['quarantined'])} | {r['matrix']} | {r['only']} |" for r in by_outcome]
     if by_rule:
         lines += ["", f"Per rule ({min(most, len(by_rule))} of {len(by_rule)} rules with a mutant caught so, "
                       "most caught first; the checkers' columns are detected/witnessed mutants of the matrix):", "",
                   "| " + " | ".join(["rule", "quarantined", "matrix", "witnessed", "caught", "only", *names]) + " |",
                   "| --- " + "| ---: " * (5 + len(names)) + "|"]
         for r in by_rule[:most]:
-            cells = [r["rule"], *(str(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
+            cells = [r["rule"], *(shown(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
                      *(f"{r['detected'][n]}/{r['witnessed']}" for n in names)]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
