@@ -15,8 +15,8 @@ The table prints cells/s and the 2-worker / 1-worker ratio.
 With `--pool` it measures the real catalog instead: a stratified sample of `--per-problem`
 compilable mutants of every problem (evenly spaced by id), every generator and preset, seed 0,
 both schedules, on `--workers` Ray workers, timing the validity gate (all problems) and the Ray
-phase, and projects the whole pool: gate time + (every compilable mutant x its problem's valid
-inputs x 2 schedules) / the sample's cells/s.
+phase, and projects the whole pool: gate time + (every compilable mutant x its problem's cells per
+sampled mutant, the schedule plan included) / the sample's cells/s.
 """
 
 from __future__ import annotations
@@ -79,9 +79,11 @@ def catalog(pool_path: str, per_problem: int, workers: int, console: Console) ->
         result = run_killmatrix(sample, KillMatrixSettings(out=out, num_cpus=workers, progress=False))
         total = time.perf_counter() - t0
     load = os.getloadavg()
-    valid = Counter(p for p, v in zip(result.inputs.column("problem").to_pylist(),
-                                      result.inputs.column("valid").to_pylist()) if v)
-    full_cells = sum(len(ms) * valid[p] * 2 for p, ms in by_problem.items())
+    # cells per mutant of each problem as the sample ran them (the schedule plan included)
+    problem_of = {m.id: m.problem for m in sample}
+    cells = Counter(problem_of[m] for m in result.outcomes.column("mutant_id").to_pylist())
+    sampled = Counter(m.problem for m in sample)
+    full_cells = round(sum(len(ms) * cells[p] / sampled[p] for p, ms in by_problem.items() if sampled[p]))
     rate = result.computed_cells / result.kill_seconds
     gate_s = total - result.kill_seconds
     projected = gate_s + full_cells / rate
