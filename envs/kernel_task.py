@@ -209,7 +209,7 @@ class KernelTaskEnv(gym.Env):
 
     >>> from mutagym.rewards.checker import default_checker
     >>> default_checker().version_id
-    'hardened-1f8c9e0ebe3e'
+    'hardened-a754aa13a4b4'
 
     | date | commit | judged by |
     | --- | --- | --- |
