@@ -42,7 +42,8 @@ _FIXED = ("} else if (m != -INFINITY) {  // a -inf (masked) entry while m is sti
           "            d += expf(v - m);          // nothing: expf(-inf - -inf) would be NaN")
 assert _FIXED in _ONLINE
 SOFTMAX_MASK_UNSAFE = _ONLINE.replace(_FIXED, "} else {\n            d += expf(v - m);")
-# A grid of n / 65536 blocks: no block at all for the suite's 50,021 elements.
+# A grid of n / 65536 blocks: no block at all below 65,536 elements (the pool of record has such
+# sizes; the committed suite does not).
 RELU_EMPTY_GRID = substrate_with("relu", 'grid = ["min(ceil_div(n, 1024), 1024)"]', 'grid = ["n // 65536"]')
 # The last thread sums the block's partials without a barrier: right only when every other thread
 # ran before it, as in ascending order.
@@ -230,20 +231,19 @@ def test_the_plain_checker_alone_pays_these_wrong_kernels():
     """The premise: each wrong kernel passes the committed checker's suite in ascending order, but
     for the missing barrier, which the emulator's race detector names in any order."""
     checker = default_checker()
-    for source, problem in [(RELU_TAIL_NOT_TWO, "relu"), (SOFTMAX_MASK_UNSAFE, "softmax")]:
+    # the empty grid too: every input of the committed relu suite has n >= 65,536 (@large, @mod4_3)
+    for source, problem in [(RELU_TAIL_NOT_TWO, "relu"), (SOFTMAX_MASK_UNSAFE, "softmax"), (RELU_EMPTY_GRID, "relu")]:
         assert evaluate_source(checker, problem, source).accepted, problem
     race = evaluate_source(checker, "sum_dim", SUM_WITHOUT_BARRIER)
     assert race.outcome == "data_race" and "__shared__ 'partial'" in race.message, race.message
     # a suite chosen over the shape classes holds a size past the presets' residues (n % 4 == 3)
     assert evaluate_source(checker, "relu", RELU_TAIL_OF_ONE).outcome == "wrong"
-    verdict = evaluate_source(checker, "relu", RELU_EMPTY_GRID)
-    assert verdict.outcome == "launch_error" and "grid" in verdict.message
 
 
 @pytest.mark.parametrize("source, problem, stage, schedule, category", [
     (RELU_TAIL_OF_ONE, "relu", "suite", "ascending", "wrong"),
     (SUM_WITHOUT_BARRIER, "sum_dim", "suite", "ascending", "runtime_fault"),   # a data_race
-    (RELU_EMPTY_GRID, "relu", "suite", "ascending", "runtime_fault"),
+    (RELU_EMPTY_GRID, "relu", "pool", "ascending", "runtime_fault"),   # a launch_error below n = 65,536
     (RELU_TAIL_NOT_TWO, "relu", "pool", "ascending", "wrong"),
     (SOFTMAX_MASK_UNSAFE, "softmax", "pool", "ascending", "wrong"),
 ], ids=["residue the presets lack", "missing barrier", "launch plan", "residue no preset has",
@@ -278,9 +278,9 @@ def test_trl_reward_pays_nothing_for_them_and_counts_the_checkers_leak(judge):
     rewards = reward(prompts=["p"] * 6, completions=sources, problem=problems,
                      log_extra=lambda c, v: logged.update({c: v}), log_metric=lambda n, v: logged.update({n: v}))
     assert rewards == [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]     # a launch-plan error is penalised, never None
-    assert logged["mutagym/false_accept"] == pytest.approx(2 / 6)   # the plain checker would have paid two
+    assert logged["mutagym/false_accept"] == pytest.approx(3 / 6)   # the plain checker would have paid three
     ledger = judge.leakage.as_dict()[judge.checker_id]
-    assert ledger["checker_alone_false_accepts"] >= 2
+    assert ledger["checker_alone_false_accepts"] >= 3
 
 
 @pytest.mark.parametrize("problem, sources", [
