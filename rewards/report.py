@@ -415,6 +415,11 @@ def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, Checker
     return by_outcome, by_rule
 
 
+def _count(value: int | None) -> str:
+    """A count of the checks section; None (no pool table to count from) as '-'."""
+    return "-" if value is None else str(value)
+
+
 def _checks_section(by_outcome: list[dict[str, Any]], by_rule: list[dict[str, Any]], names: list[str],
                     most: int = 30) -> list[str]:
     """The report's lines on what the emulator's checks catch (`check_rows`), the `most` rules
@@ -426,15 +431,14 @@ def _checks_section(by_outcome: list[dict[str, Any]], by_rule: list[dict[str, An
              "holds the official shape). Matrix: mutants of the kill matrix with some cell ending so; "
              "only: of those, the ones no cell shows as a wrong output.", "",
              "| outcome | quarantined | matrix | only |", "| --- | ---: | ---: | ---: |"]
-    shown = lambda v: "-" if v is None else str(v)   # noqa: E731 - None: no pool table to count from
-    lines += [f"| {r['outcome']} | {shown(r['quarantined'])} | {r['matrix']} | {r['only']} |" for r in by_outcome]
+    lines += [f"| {r['outcome']} | {_count(r['quarantined'])} | {r['matrix']} | {r['only']} |" for r in by_outcome]
     if by_rule:
         lines += ["", f"Per rule ({min(most, len(by_rule))} of {len(by_rule)} rules with a mutant caught so, "
                       "most caught first; the checkers' columns are detected/witnessed mutants of the matrix):", "",
                   "| " + " | ".join(["rule", "quarantined", "matrix", "witnessed", "caught", "only", *names]) + " |",
                   "| --- " + "| ---: " * (5 + len(names)) + "|"]
         for r in by_rule[:most]:
-            cells = [r["rule"], *(shown(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
+            cells = [r["rule"], *(_count(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
                      *(f"{r['detected'][n]}/{r['witnessed']}" for n in names)]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
