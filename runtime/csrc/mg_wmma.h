@@ -28,7 +28,7 @@
 // float) and accumulates in float32: d[r][c] = (sum over k = 0..15, in k order, of
 // a[r][k] * b[k][c]) + c[r][c], rounded once to a __half accumulator's type. A GPU's order is
 // unspecified. The operands meet in a per-warp staging area of the object's zeroed data, written
-// and read inside one call (so it is no state across launches), between two collectives.
+// before the call's collective and read after it (so it is no state across launches).
 // fill_fragment and x[] are per lane, as in CUDA.
 #pragma once
 
@@ -87,9 +87,13 @@ static inline void collective(int kind, int line) {
 }
 
 // The operands of one mma_sync of each warp (at most 32 warps a block), as floats, row-major:
-// a is m x 16 and b is 16 x n, at most 512 elements each.
+// a is m x 16 and b is 16 x n, at most 512 elements each. Two per warp, used in turn by each lane's
+// calls (`turn`, per warp and lane): a lane's next call writes the other stage, and the one after
+// can only write this one again once every lane has passed the next call's collective, so every
+// lane has finished reading this one; no second collective is needed to protect it.
 struct stage_t { float a[512], b[512]; };
-static stage_t stage[32];
+static stage_t stage[32][2];
+static unsigned char turn[32][32];
 
 // The tile a fragment holds, and what CUDA's fragments may be.
 template <class Use, int M, int N, int K> struct tile { static constexpr unsigned rows = 8, cols = 8; };
@@ -145,8 +149,8 @@ class fragment {
 }  // namespace nvcuda
 
 // mma_sync's staging and products, uninstrumented: the stage is the emulator's own per-warp scratch,
-// written and read between two collectives of one warp, so the race and state checks have nothing to
-// find there, and checking its ~300 accesses per lane and call made a race-checked mma_sync 3.5 times
+// ordered by the call's collective and by the turns of the two stages (see stage_t), so the race and
+// state checks have nothing to find there, and checking its ~300 accesses per lane and call made a race-checked mma_sync 3.5 times
 // slower. The fragments' loads and stores from and to device memory stay checked.
 namespace __mg_wmma {
 template <int M, int N, int K, class TAB, class LA, class LB>
@@ -157,6 +161,12 @@ __attribute__((no_sanitize_thread)) static void stage_operands(
         st.a[row_of(false, M, lane, i) * K + col_of(false, M, lane, i)] = to_float(a.x[i]);
     for (unsigned i = 0; i < (unsigned)b.num_elements; ++i)
         st.b[row_of(true, K, lane, i) * N + col_of(true, K, lane, i)] = to_float(b.x[i]);
+}
+// This lane's stage for its next call, and the turn moved on for the call after it.
+__attribute__((no_sanitize_thread)) static stage_t& next_stage(unsigned warp, unsigned lane) {
+    const unsigned t = turn[warp][lane];
+    turn[warp][lane] = (unsigned char)(t ^ 1u);
+    return stage[warp][t];
 }
 // out[i] = (the sum over k, in k order, of a[r][k] * b[k][c]) + c[r][c], for element i of the lane.
 template <int M, int N, int K, class TC>
@@ -220,13 +230,12 @@ static inline void mma_sync(fragment<accumulator, M, N, K, TD, void>& d,
                             const fragment<accumulator, M, N, K, TC, void>& c,
                             bool satf = false, __mg_wmma::site s = __mg_wmma::site()) {
     (void)satf;   // saturation is deprecated in CUDA and ignored by sm_70 and later
-    __mg_wmma::stage_t& st = __mg_wmma::stage[__mg_wmma::warp()];
     const unsigned lane = __mg_wmma::lane();
+    __mg_wmma::stage_t& st = __mg_wmma::next_stage(__mg_wmma::warp(), lane);
     __mg_wmma::stage_operands(st, a, b, lane);
     __mg_wmma::collective(__mg_wmma::MMA, s.line);
     float out[fragment<accumulator, M, N, K, TD, void>::num_elements];
     __mg_wmma::multiply(st, c, lane, out);
-    __mg_wmma::collective(__mg_wmma::MMA, s.line);   // no lane's next mma_sync overwrites the stage early
     for (unsigned i = 0; i < (unsigned)d.num_elements; ++i) d.x[i] = __mg_wmma::from_float<TD>(out[i]);
 }
 
