@@ -608,19 +608,42 @@ static void race_strong(uintptr_t a, unsigned size, int writes) {
     spin_check(a, size);
 }
 
+// Whether an access needs nothing from the checks: they sleep (a write still notes the object's
+// data it touches), or it is a read or write of an input's pages (nothing can race with it, and it is
+// not the object's data) with no write pending. Most accesses are one of these; testing for them in
+// the entry point itself, with the full check out of line, spares them its register saves (which cost
+// more than the test did: an instrumented read took about twice as long).
+static inline __attribute__((always_inline)) bool race_access_idle(uintptr_t a, unsigned long size, int writes) {
+    if (g_race_asleep) return !writes || (uintptr_t)(a - (uintptr_t)g_data_lo) >= g_data_bytes;
+    if (g_pending.addr) return false;
+    uintptr_t off = a - (uintptr_t)g_mem;
+    if (off >= g_mem_bytes || size - 1 >= g_mem_bytes - off) return false;   // (an empty range too)
+    return !g_gshadow || (!g_page_writable[off >> 12] && !g_page_writable[(off + size - 1) >> 12]);
+}
+__attribute__((noinline)) static void race_read_checked(uintptr_t a, unsigned size, void* pc) {
+    race_read(a, size, pc);
+}
+__attribute__((noinline)) static void race_write_checked(uintptr_t a, unsigned long size, void* pc) {
+    race_write(a, size, pc);
+}
+
 // ------------------------------------------------------------------ the instrumentation's entry points
 #define MG_TSAN extern "C" __attribute__((visibility("default")))
 #define MG_PC __builtin_return_address(0)
+#define MG_READ(a, n) \
+    if (!race_access_idle((uintptr_t)(a), n, 0)) race_read_checked((uintptr_t)(a), n, MG_PC)
+#define MG_WRITE(a, n) \
+    if (!race_access_idle((uintptr_t)(a), n, 1)) race_write_checked((uintptr_t)(a), n, MG_PC)
 MG_TSAN void __tsan_init(void) {}
 MG_TSAN void __tsan_func_entry(void*) {}
 MG_TSAN void __tsan_func_exit(void) {}
 MG_TSAN void __tsan_vptr_update(void**, void*) {}
 MG_TSAN void __tsan_vptr_read(void**) {}
 #define MG_TSAN_SIZED(n)                                                                             \
-    MG_TSAN void __tsan_read##n(void* a) { race_read((uintptr_t)a, n, MG_PC); }                    \
-    MG_TSAN void __tsan_write##n(void* a) { race_write((uintptr_t)a, n, MG_PC); }                  \
-    MG_TSAN void __tsan_unaligned_read##n(void* a) { race_read((uintptr_t)a, n, MG_PC); }          \
-    MG_TSAN void __tsan_unaligned_write##n(void* a) { race_write((uintptr_t)a, n, MG_PC); }        \
+    MG_TSAN void __tsan_read##n(void* a) { MG_READ(a, n); }                                        \
+    MG_TSAN void __tsan_write##n(void* a) { MG_WRITE(a, n); }                                      \
+    MG_TSAN void __tsan_unaligned_read##n(void* a) { MG_READ(a, n); }                              \
+    MG_TSAN void __tsan_unaligned_write##n(void* a) { MG_WRITE(a, n); }                            \
     MG_TSAN void __tsan_volatile_read##n(void* a) { race_strong((uintptr_t)a, n, 0); }             \
     MG_TSAN void __tsan_volatile_write##n(void* a) { race_strong((uintptr_t)a, n, 1); }            \
     MG_TSAN void __tsan_unaligned_volatile_read##n(void* a) { race_strong((uintptr_t)a, n, 0); }   \
@@ -635,7 +658,7 @@ MG_TSAN void __tsan_read_range(void* a, unsigned long size) {
     for (unsigned long done = 0; done < size; done += 16)
         race_read((uintptr_t)a + done, (unsigned)(size - done < 16 ? size - done : 16), MG_PC);
 }
-MG_TSAN void __tsan_write_range(void* a, unsigned long size) { race_write((uintptr_t)a, size, MG_PC); }
+MG_TSAN void __tsan_write_range(void* a, unsigned long size) { MG_WRITE(a, size); }
 
 // Called by the emulation header's atomics and fences (mg_atomic.h, mg_intrinsics.h).
 MG_TSAN void __mg_race_atomic(const void* a, unsigned size) { race_strong((uintptr_t)a, size, 1); }
@@ -643,5 +666,7 @@ MG_TSAN void __mg_race_fence(void) {
     if (g_pending.addr) race_settle();
     g_thread_fence[g_race_tid] = g_ev;
 }
+#undef MG_WRITE
+#undef MG_READ
 #undef MG_PC
 #undef MG_TSAN
