@@ -556,6 +556,8 @@ static void complete_warp(unsigned warp, unsigned group) {
     int have_votes = 0;
     int reduced_kind = -1, reduced_arg = 0;  // the last __reduce_*_sync result, reused by its peers
     unsigned long long reduced = 0;
+    unsigned same_as[32];               // __match_any_sync: the lanes of the group holding each lane's
+    int have_matches = 0;               // value, found once per distinct value
     for (unsigned l = 0; l < 32; l++) {
         if (!(group >> l & 1)) continue;
         Fiber* f = &lanes[l];
@@ -581,10 +583,19 @@ static void complete_warp(unsigned warp, unsigned group) {
             }
             r = f->kind == 5 ? votes : f->kind == 6 ? votes != 0 : votes == group;
         } else if (f->kind == 8 || f->kind == 9) {
-            unsigned same = 0;
-            for (unsigned k = 0; k < 32; k++)
-                if ((group >> k & 1) && lanes[k].value == f->value) same |= 1u << k;
-            r = f->kind == 8 ? same : (same == group ? group : 0);
+            if (!have_matches) {
+                unsigned left = group;
+                while (left) {
+                    const unsigned long long v = lanes[__builtin_ctz(left)].value;
+                    unsigned same = 0;
+                    for (unsigned rest = left; rest; rest &= rest - 1)
+                        if (lanes[__builtin_ctz(rest)].value == v) same |= 1u << __builtin_ctz(rest);
+                    for (unsigned m = same; m; m &= m - 1) same_as[__builtin_ctz(m)] = same;
+                    left &= ~same;
+                }
+                have_matches = 1;
+            }
+            r = f->kind == 8 ? same_as[l] : (same_as[l] == group ? group : 0);
         } else if (f->kind >= 10 && f->kind == reduced_kind && f->arg == reduced_arg) {
             r = reduced;
         } else if (f->kind >= 10) {
