@@ -495,12 +495,16 @@ def _values(problem: Problem, spec, shape, dims, rng, gen: Generator, made: dict
 
 def _cast(values: np.ndarray, dtype: str) -> np.ndarray:
     """`values` as `dtype`, finite values clipped into its range (large_magnitude on float16);
-    infinities (masked logits) stay."""
+    infinities (masked logits) stay. bfloat16 is rounded from float32, as ml_dtypes did before 0.7
+    (0.7 rounds float64 directly, which differs in the last bit where float32 already rounded):
+    an input id's arrays must not depend on the library's version."""
     np_dtype = numpy_dtype(dtype)
     if np.issubdtype(np.asarray(values).dtype, np.floating) and dtype in ("float16", "bfloat16"):
         import ml_dtypes
         top = float(ml_dtypes.finfo(np_dtype).max) / 2
         values = np.where(np.isinf(values), values, np.clip(values, -top, top))
+        if dtype == "bfloat16":
+            values = np.asarray(values).astype(np.float32)
     return np.ascontiguousarray(np.asarray(values).astype(np_dtype))
 
 
