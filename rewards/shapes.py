@@ -129,6 +129,9 @@ MEASURED_BUDGETS: dict[str, Budget] = {
     # the same 16 x 16 tiles, staged through asynchronous copies: the substrate 7.4 s at n = 1023
     # (below_1024), 1.0 s at 513; its single-buffered variant 2.5 s and 0.4 s
     "matmul_cp_async": Budget(elements=1 << 19),
+    # one producer and eight consumer warps per 16 x 16 tile, a barrier per K step: the variant with
+    # two producers 11.4 s at n = 1254 (large), 5.8 s at 1023 (below_1024), 1.8 s at 724 (load 5.6)
+    "matmul_warp_specialized": Budget(elements=1 << 19),
     # one 128-thread tile per out_len strip of every (out_ch, batch), looping over in_ch * ksize:
     # the substrate 2.5 s at work 2**28 (out_len 1 costs a whole tile), 1.2 s at 2**27
     "conv1d": Budget(tiles={"out_len": 128}),
