@@ -432,6 +432,14 @@ static void state_note_write(uintptr_t a, size_t size) {
     for (size_t w = off >> 2; w <= (end - 1) >> 2; w++) g_data_written[w] = g_launch_ev;
 }
 
+// Whether an access at `a` may touch the kernel's state: the object's data, less its static shared
+// memory (poisoned per block, so never state; `runners_bytes` would say so at a call's cost, and
+// static shared memory is where most writes go).
+static inline bool state_bytes(uintptr_t a) {
+    return (uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes &&
+           (uintptr_t)(a - (uintptr_t)g_smem_static_begin) >= (uintptr_t)(g_smem_static_end - g_smem_static_begin);
+}
+
 // The bytes of the word at `a` (4-aligned `word`) that an access of `size` at `a` touches.
 static inline unsigned byte_mask(uintptr_t word, uintptr_t a, unsigned size) {
     uintptr_t lo = a > word ? a - word : 0, hi = a + size - word < 4 ? a + size - word : 4;
@@ -514,13 +522,13 @@ static inline __attribute__((always_inline)) void race_read(uintptr_t a, unsigne
             if (c && race_spend()) read_word(c, byte_mask(word, a, size), space, byte + (word < a ? a - word : 0), pc);
         }
     }
-    if ((uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_check_read(a, size);
+    if (state_bytes(a)) state_check_read(a, size);
 }
 
 // A plain write, before it happens: its old bytes are kept and it is settled at the thread's next
 // access or stop, once the store has happened. Writes wider than the buffer count as changing.
 static inline __attribute__((always_inline)) void race_write(uintptr_t a, unsigned long size, void* pc) {
-    const bool object_data = (uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes;
+    const bool object_data = state_bytes(a);
     if (g_race_asleep) {   // the state check still learns what each launch wrote
         if (object_data) state_note_write(a, size);
         return;
@@ -583,7 +591,7 @@ static void spin_check(uintptr_t a, unsigned size) {
 static void race_strong(uintptr_t a, unsigned size, int writes) {
     if (g_pending.addr) race_settle();
     if (g_race_asleep) {
-        if (writes && (uintptr_t)(a - (uintptr_t)g_data_lo) < g_data_bytes) state_note_write(a, size);
+        if (writes && state_bytes(a)) state_note_write(a, size);
         spin_check(a, size);
         return;
     }
@@ -614,7 +622,7 @@ static void race_strong(uintptr_t a, unsigned size, int writes) {
 // the entry point itself, with the full check out of line, spares them its register saves (which cost
 // more than the test did: an instrumented read took about twice as long).
 static inline __attribute__((always_inline)) bool race_access_idle(uintptr_t a, unsigned long size, int writes) {
-    if (g_race_asleep) return !writes || (uintptr_t)(a - (uintptr_t)g_data_lo) >= g_data_bytes;
+    if (g_race_asleep) return !writes || !state_bytes(a);
     if (g_pending.addr) return false;
     uintptr_t off = a - (uintptr_t)g_mem;
     if (off >= g_mem_bytes || size - 1 >= g_mem_bytes - off) return false;   // (an empty range too)
