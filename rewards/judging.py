@@ -51,7 +51,7 @@ from .input_cache import InputCache
 
 __all__ = ["BUILD_FAULTS", "CaseJudgement", "INFRA_ERROR", "KERNEL_FAULTS", "OK", "OUTCOMES",
            "OutputJudgement", "RUN_FAULTS", "WRONG", "build_fault", "comparator_for",
-           "judge_cases", "judge_kernel", "judge_outputs", "judge_result", "shared_cache", "tolerance_used"]
+           "JudgedOutputs", "judge_cases", "judge_kernel", "judge_outputs", "judge_result", "shared_cache", "tolerance_used"]
 
 OK, WRONG = "ok", "wrong"
 #: A submission that never ran: it depends on no input.
@@ -220,27 +220,58 @@ def judge_kernel(kernel, problem: Problem, inputs: Sequence[GeneratedInput], com
 def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
                 references: Sequence[Mapping[str, np.ndarray | Reference]], comparator: Comparator,
                 schedules: Sequence[str] = ("ascending",), *, timeout_s: float = 30.0,
-                measure: bool = False) -> dict[str, list[CaseJudgement]]:
+                measure: bool = False, seen: "JudgedOutputs | None" = None) -> dict[str, list[CaseJudgement]]:
     """`cases` (named by `ids`) run under every schedule and judged against `references`.
 
     The buffers are laid out once for every schedule; a schedule whose outputs are bitwise those of
-    an earlier one reuses that comparison. A launch plan refused for some case is that case's
-    `launch_error` and the others still run. A kill-matrix worker passes prepared cases (read-only
-    inputs it keeps in device memory) and prepared `Reference`s."""
+    an earlier one reuses that comparison, and so does an output bitwise one that `seen` holds for
+    the same input id (a kill-matrix worker keeps one across the mutants of a problem: most mutants
+    compute most inputs exactly as the substrate does). A launch plan refused for some case is that
+    case's `launch_error` and the others still run. A kill-matrix worker passes prepared cases
+    (read-only inputs it keeps in device memory) and prepared `Reference`s."""
     runs = _run(kernel, list(cases), list(schedules), timeout_s)
     out: dict[str, list[CaseJudgement]] = {}
-    first: dict[int, tuple[dict, CaseJudgement]] = {}   # case -> outputs and judgement of its first order
+    first = JudgedOutputs()   # each case's outputs and judgement in its first order
     for schedule in schedules:
         judged = []
         for i, (input_id, result) in enumerate(zip(ids, runs[schedule])):
-            if not isinstance(result, str) and result.ok and i in first and identical(first[i][0], result.outputs):
-                judged.append(replace(first[i][1], schedule=schedule, stdout=result.stdout))
-                continue
+            if not isinstance(result, str) and result.ok:
+                earlier = first.find(input_id, result.outputs) or (seen and seen.find(input_id, result.outputs))
+                if earlier:
+                    judged.append(replace(earlier, schedule=schedule, stdout=result.stdout))
+                    continue
             judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure))
             if judged[-1].outputs:
-                first.setdefault(i, (result.outputs, judged[-1]))
+                first.keep(input_id, result.outputs, judged[-1], only_first=True)
+                if seen is not None:
+                    seen.keep(input_id, result.outputs, judged[-1])
         out[schedule] = judged
     return out
+
+
+class JudgedOutputs:
+    """Per input id, the last few distinct outputs judged and their judgements: an output bitwise
+    one of them (same names, dtypes, shapes and bytes) has the same judgement against the same
+    reference and comparator, without comparing again (a compare-by-bytes costs a twentieth of a
+    comparison). Whoever keeps one keeps the references and the comparator the same."""
+
+    def __init__(self, per_input: int = 2):
+        self.per_input = per_input
+        self._kept: dict[str, list[tuple[Mapping[str, np.ndarray], CaseJudgement]]] = {}
+
+    def find(self, input_id: str, outputs: Mapping[str, np.ndarray]) -> CaseJudgement | None:
+        for kept, judgement in self._kept.get(input_id, ()):
+            if identical(kept, outputs):
+                return judgement
+        return None
+
+    def keep(self, input_id: str, outputs: Mapping[str, np.ndarray], judgement: CaseJudgement,
+             *, only_first: bool = False) -> None:
+        kept = self._kept.setdefault(input_id, [])
+        if only_first and kept:
+            return
+        kept.insert(0, (outputs, judgement))
+        del kept[self.per_input:]
 
 
 def _run(kernel, cases: list[RunCase], schedules: list[str], timeout_s: float) -> dict[str, list]:

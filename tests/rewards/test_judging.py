@@ -5,6 +5,7 @@ import doctest
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from mutagym.rewards.generators import generate
 from mutagym.rewards.input_cache import InputCache
 from mutagym.rewards.judging import (KERNEL_FAULTS, OUTCOMES, comparator_for, judge_kernel, shared_cache)
 from mutagym.rewards.validity import check_validity
-from mutagym.runtime import compile
+from mutagym.runtime import RunCase, compile
 from mutagym.substrates.catalog import load_problem
 
 RELU = load_problem("relu")
@@ -74,6 +75,30 @@ def test_measured_outputs_carry_the_kill_matrix_statistics():
     assert case.tol_needed > 0.01 and case.tol_needed_p99 > 0
     [plain] = judge_kernel(compile(IDENTITY, backend="cpu"), RELU, [g], comparator_for(RELU))["ascending"]
     assert plain.tol_needed is None
+
+
+def test_outputs_judged_before_are_not_compared_again_and_other_outputs_are():
+    """A kill-matrix worker's `JudgedOutputs`: a kernel whose output is bitwise one judged before
+    (the substrate's, by a mutant that does not touch this input's path) gets that judgement; a
+    kernel with other output bytes on the same input id is judged for itself."""
+    g = generate(RELU, "sign_mixed", preset="remainder")
+    ids, cases = [g.id], [RunCase(g.inputs, RELU.output_specs(g.dims), g.dims, RELU.scalar_values())]
+    refs, comparator = [shared_cache().reference(RELU, g)], comparator_for(RELU)
+    seen = judging.JudgedOutputs()
+
+    def judged(source):
+        return judging.judge_cases(compile(source, backend="cpu"), ids, cases, refs, comparator,
+                                   ("ascending", "descending"), measure=True, seen=seen)
+
+    first = judged(SUBSTRATE)["ascending"][0]
+    out = {"out": np.maximum(g.inputs["x"], 0)}
+    assert first.outcome == "ok" and seen.find(g.id, out) == first
+    assert seen.find(g.id, {"out": np.nextafter(out["out"], 1)}) is None   # one ulp off: not the same bytes
+    again = judged(SUBSTRATE.replace("return fmaxf(v, 0.0f);", "return v > 0.0f ? v : 0.0f;"))
+    assert again["ascending"][0] == first and again["descending"][0] == replace(first, schedule="descending")
+    wrong = judged(IDENTITY)["ascending"][0]
+    assert wrong.outcome == "wrong" and wrong.max_abs > 0
+    assert seen.find(g.id, out) == first    # two kept per input: the substrate's is still there
 
 
 def test_one_reference_cache_keyed_by_input_id():
