@@ -528,13 +528,13 @@ static inline __attribute__((always_inline)) void race_read(uintptr_t a, unsigne
 // A plain write, before it happens: its old bytes are kept and it is settled at the thread's next
 // access or stop, once the store has happened. Writes wider than the buffer count as changing.
 static inline __attribute__((always_inline)) void race_write(uintptr_t a, unsigned long size, void* pc) {
-    const bool object_data = state_bytes(a);
+    const bool state = state_bytes(a);
     if (g_race_asleep) {   // the state check still learns what each launch wrote
-        if (object_data) state_note_write(a, size);
+        if (state) state_note_write(a, size);
         return;
     }
     if (g_pending.addr) race_settle();
-    if (object_data) state_note_write(a, size);
+    if (state) state_note_write(a, size);
     int space; size_t byte;
     uintptr_t word = a & ~(uintptr_t)3;
     if ((a & 3) + size <= 4) {   // within one word: the common case
