@@ -231,7 +231,7 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
     (read-only inputs it keeps in device memory) and prepared `Reference`s."""
     runs = _run(kernel, list(cases), list(schedules), timeout_s)
     out: dict[str, list[CaseJudgement]] = {}
-    first = JudgedOutputs()   # each case's outputs and judgement in its first order
+    first = JudgedOutputs()   # each case's outputs and judgements in the orders run so far
     for schedule in schedules:
         judged = []
         for i, (input_id, result) in enumerate(zip(ids, runs[schedule])):
@@ -242,7 +242,7 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
                     continue
             judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure))
             if judged[-1].outputs:
-                first.keep(input_id, result.outputs, judged[-1], only_first=True)
+                first.keep(input_id, result.outputs, judged[-1])
                 if seen is not None:
                     seen.keep(input_id, result.outputs, judged[-1])
         out[schedule] = judged
@@ -265,11 +265,8 @@ class JudgedOutputs:
                 return judgement
         return None
 
-    def keep(self, input_id: str, outputs: Mapping[str, np.ndarray], judgement: CaseJudgement,
-             *, only_first: bool = False) -> None:
+    def keep(self, input_id: str, outputs: Mapping[str, np.ndarray], judgement: CaseJudgement) -> None:
         kept = self._kept.setdefault(input_id, [])
-        if only_first and kept:
-            return
         kept.insert(0, (outputs, judgement))
         del kept[self.per_input:]
 

@@ -149,9 +149,9 @@ class fragment {
 }  // namespace nvcuda
 
 // mma_sync's staging and products, uninstrumented: the stage is the emulator's own per-warp scratch,
-// ordered by the call's collective and by the turns of the two stages (see stage_t), so the race and
-// state checks have nothing to find there, and checking its ~300 accesses per lane and call made a race-checked mma_sync 3.5 times
-// slower. The fragments' loads and stores from and to device memory stay checked.
+// ordered by the call's collective and by the turns of the two stages (see stage_t), so the race
+// and state checks have nothing to find there, and checking its ~300 accesses per lane and call
+// made a race-checked mma_sync 3.5 times slower. The fragments' loads and stores from and to device memory stay checked.
 namespace __mg_wmma {
 template <int M, int N, int K, class TAB, class LA, class LB>
 __attribute__((no_sanitize_thread)) static void stage_operands(
