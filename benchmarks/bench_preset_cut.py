@@ -12,13 +12,15 @@ mutants nothing else witnesses, so the baseline is built in two phases in one ki
 
 1. every mutant (and field fault) on the inputs no cut touches: the `tiny` preset, the cheap shape
    classes, the field faults' witnesses;
-2. the mutants phase 1 left unwitnessed, on every input of today's `KillMatrixSettings` (the
-   cells of phase 1 are reused).
+2. the mutants phase 1 left unwitnessed, on every input the pool of record draws
+   (`envs.pool.POOL_PRESET_GENERATORS`: every family but on `large_reduction`, the candidates a cut
+   thins; the cells of phase 1 are reused).
 
 Then families are dropped greedily, the costliest (preset, family) first, while every mutant
-phase 2 witnesses keeps a witness. A field fault's witness of a family the settings do not draw
+phase 2 witnesses keeps a witness. A field fault's witness of a family phase 2 does not draw
 (`normal:large_reduction`, `ties:official`) is no family to cut: the matrix adds it whatever the settings. The table shows each preset's families kept and dropped and
-the volume; the last line is the `preset_generators` that the cut leaves.
+the volume; the last line is the `preset_generators` that the cut leaves (the kill matrix's
+default, `killmatrix.PRESET_GENERATORS`, is the cut of 2026-12-02).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
 
+from mutagym.envs.pool import POOL_PRESET_GENERATORS
 from mutagym.mutants.field import load_field_faults
 from mutagym.mutants.killmatrix import PRESET_GENERATORS, KillMatrixSettings, load_mutants, run_killmatrix
 from mutagym.rewards.generators import GENERATORS, generate_from_id
@@ -43,8 +46,8 @@ CUTTABLE = ("official", "remainder", "large_reduction")
 
 
 def cuttable(preset: str, family: str) -> bool:
-    """Whether today's settings draw *family* at *preset* (so that a cut can leave it out)."""
-    drawn = PRESET_GENERATORS.get(preset, tuple(GENERATORS))
+    """Whether phase 2 draws *family* at *preset* (so that a cut can leave it out)."""
+    drawn = POOL_PRESET_GENERATORS.get(preset, tuple(GENERATORS))
     return preset in CUTTABLE and family in drawn
 
 
@@ -60,7 +63,8 @@ def build_baseline(pool: str, out: Path, field_sets: list[str], num_cpus: int | 
     table = first.mutants.to_pydict()
     done = {m for m, w in zip(table["mutant_id"], table["witnessed"]) if w}
     rest = [m for m in mutants if m.id not in done]
-    run_killmatrix(rest, KillMatrixSettings(out=str(out), num_cpus=num_cpus), witnesses)
+    run_killmatrix(rest, KillMatrixSettings(out=str(out), preset_generators=dict(POOL_PRESET_GENERATORS),
+                                            num_cpus=num_cpus), witnesses)
     (out / "baseline.json").write_text(json.dumps({"mutants": len(mutants), "phase1_witnessed": len(done),
                                                    "phase2": len(rest)}))
 

@@ -7,7 +7,7 @@ reward is a gate of three stages, each in several thread orders, stopping at the
 | stage | inputs | comparator | why |
 | --- | --- | --- | --- |
 | `suite` | the hardened checker's suite | the checker's (tolerances tightened where valid) | cheap: rejects most wrong kernels in a few runs |
-| `pool` | the pool of record: every valid input of the kill matrix, plus one per cheap shape class and per value family (`pool.coverage_inputs`) | the problem's | the strongest fixed check |
+| `pool` | the pool of record: every valid input of the kill matrix, plus one per cheap shape class and per value family and the generators the matrix leaves out of its costly presets (`pool.coverage_inputs`) | the problem's | the strongest fixed check |
 | `fresh` | drawn anew at every evaluation (a trainer's batch shares one draw per problem) from a secret stream: each suite input's pattern (generator and shape) again, patterns of the pool, and shape classes (residues, block edges, sizes past a block or a grid cap) with value families (masked, ties, overflow, ...) | the problem's, every draw validity-gated | an input the policy cannot have seen |
 
 Each stage runs under `SCHEDULES` (ascending, descending and a seeded shuffle of the threads and

@@ -5,8 +5,9 @@ Where a problem's pool comes from, in order:
 
 1. a pool file written from a kill matrix (`pools_from_killmatrix` + `save_pools`); the one built
    from the whole catalog ships as `configs/pools/catalog.json.gz` and is the default;
-2. otherwise the validity gate itself over the kill matrix's candidate set
-   (`killmatrix.candidate_inputs`: every generator x shape preset x seed 0), kept when every correct kernel passes it in both schedules. This has no
+2. otherwise the validity gate itself over the kill matrix's candidate set drawn as the pool
+   draws it (`killmatrix.candidate_inputs` with `POOL_PRESET_GENERATORS`: every generator x shape
+   preset x seed 0, `large_reduction` with eight), kept when every correct kernel passes it in both schedules. This has no
    mutant signatures, so `nearest_mutant` is None; the result is cached on disk by the content of
    the problem's folder and the generators, so it is computed once per machine.
 
@@ -34,13 +35,24 @@ from ..rewards.judging import comparator_for
 from ..rewards.validity import check_validity
 from ..substrates.catalog import Problem, load_problem
 
-__all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "PoolRegistry", "ProblemPool",
+__all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "POOL_PRESET_GENERATORS", "PoolRegistry", "ProblemPool",
            "default_pool_file", "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools",
            "coverage_inputs"]
 
 FORMAT = "mutagym.pool-of-record/1"
 #: The schedules a pool judges under (the kill matrix's defaults).
 SCHEDULES = ("ascending", "descending")
+#: The generators the pool of record draws a fixed preset with; a preset not named takes every
+#: generator. The kill matrix draws the costly presets with fewer (`killmatrix.PRESET_GENERATORS`:
+#: the families some mutant needs as its last witness, which saves mutant runs), but the pool is
+#: run by correct kernels and submissions only, and a family no mutant needs may still catch what
+#: a policy writes; `coverage_inputs` adds back what the matrix leaves out. `large_reduction`
+#: (about a million elements an input, run by every reward) keeps the eight families whose faults
+#: need a long reduction to show: accumulated rounding and overflow (uniform01, large_offset,
+#: large_magnitude, monotone), cancellation (tiny_variance), peaks (peaked_logits), zeros past a
+#: clamped loop (sparse) and the dense default (sign_mixed).
+POOL_PRESET_GENERATORS = {"large_reduction": ("large_magnitude", "large_offset", "monotone", "peaked_logits",
+                                              "sign_mixed", "sparse", "tiny_variance", "uniform01")}
 
 
 @dataclass(frozen=True)
@@ -186,14 +198,16 @@ def _gate_key(problem: Problem, schedules: tuple[str, ...]) -> str:
             h.update(path.read_bytes())
     for module in (generators, shapes, killmatrix):
         h.update(Path(module.__file__).read_bytes())
+    h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
 def gated_pool(problem: str | Problem, *, backend: str = "cpu",
                schedules: tuple[str, ...] = SCHEDULES) -> ProblemPool:
-    """The pool of a problem no pool file covers: every candidate input of a default kill matrix
-    (each generator x each shape preset, seed 0, and the cheap shape classes) that every correct
-    kernel passes in every schedule. Cached on disk."""
+    """The pool of a problem no pool file covers: every candidate input of a default kill matrix,
+    its presets drawn as `POOL_PRESET_GENERATORS` says (each generator x each shape preset, seed 0,
+    and the cheap shape classes), that every correct kernel passes in every schedule. Cached on
+    disk."""
     from ..runtime.toolchain import cache_dir
     p = problem if isinstance(problem, Problem) else load_problem(problem)
     cache = cache_dir() / "pools" / f"{p.id}-{_gate_key(p, schedules)}.json.gz"
@@ -202,7 +216,8 @@ def gated_pool(problem: str | Problem, *, backend: str = "cpu",
             return load_pools(cache)[p.id]
         except (ValueError, KeyError):
             cache.unlink(missing_ok=True)    # a torn or stale file: compute again
-    candidates = candidate_inputs(p, KillMatrixSettings(schedules=schedules))
+    candidates = candidate_inputs(p, KillMatrixSettings(schedules=schedules,
+                                                        preset_generators=dict(POOL_PRESET_GENERATORS)))
     verdicts = check_validity(p, candidates, backend=backend, schedules=schedules)
     c = comparator_for(p)
     valid = [InputRef(generator=g.generator, preset=g.preset, seed=g.seed)
@@ -221,11 +236,12 @@ SHAPE_GENERATOR = "sign_mixed"
 
 def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
                     schedules: tuple[str, ...] = SCHEDULES) -> tuple[InputRef, ...]:
-    """What the pool of record gains beyond the kill matrix's generators and four presets: one
-    input per cheap shape class of the problem (its `shapes.representative_seed` instance among
-    `SHAPE_SEEDS` seeds, ordinary values) and one per value family that applies to it (the
-    official shape), each kept when every correct kernel passes it in every schedule. Cached on
-    disk."""
+    """What the pool of record gains beyond the kill matrix's inputs: one input per cheap shape
+    class of the problem (its `shapes.representative_seed` instance among `SHAPE_SEEDS` seeds,
+    ordinary values), one per value family that applies to it (the official shape), and each
+    (generator, fixed preset) that `POOL_PRESET_GENERATORS` draws and the kill matrix's
+    `PRESET_GENERATORS` leaves out, each kept when every correct kernel passes it in every schedule.
+    Cached on disk."""
     from ..rewards import generators, shapes
     from ..runtime.toolchain import cache_dir
     p = problem if isinstance(problem, Problem) else load_problem(problem)
@@ -241,6 +257,7 @@ def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
         if seed is not None:
             refs.append(InputRef(generator=SHAPE_GENERATOR, preset=f"@{cls}", seed=seed))
     refs += [InputRef(generator=family, preset="official") for family in generators.families_for(p)]
+    refs += _left_out_by_the_matrix(p)
     made = [r.generate(p) for r in refs]
     verdicts = check_validity(p, made, backend=backend, schedules=schedules)
     valid = tuple(r for r, v in zip(refs, verdicts) if v.valid)
@@ -249,6 +266,17 @@ def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
     tmp.write_text(json.dumps([r.model_dump() for r in valid]))
     os.replace(tmp, cache)
     return valid
+
+
+def _left_out_by_the_matrix(p: Problem) -> list[InputRef]:
+    """The (generator, fixed preset) inputs, seed 0, the pool draws and the kill matrix does not."""
+    from ..mutants.killmatrix import PRESET_GENERATORS
+    from ..rewards.generators import GENERATORS
+
+    def drawn(only: Mapping[str, tuple[str, ...]], preset: str, generator: str) -> bool:
+        return preset not in only or generator in only[preset]
+    return [InputRef(generator=g, preset=pr) for g in GENERATORS for pr in p.preset_names
+            if drawn(POOL_PRESET_GENERATORS, pr, g) and not drawn(PRESET_GENERATORS, pr, g)]
 
 
 class PoolRegistry:

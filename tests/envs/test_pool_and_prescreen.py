@@ -14,7 +14,7 @@ from mutagym.envs.judge import Judge
 from mutagym.envs.pool import (PoolRegistry, coverage_inputs, gated_pool, load_pools, pools_from_killmatrix,
                                save_pools)
 from mutagym.envs.prescreen import JudgePool, WorkTimeout
-from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
+from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, candidate_inputs, run_killmatrix
 from mutagym.rewards.checker import load_checker
 from mutagym.rewards.input_cache import InputCache
 from mutagym.substrates.catalog import load_problem
@@ -43,7 +43,8 @@ def relu_pool_file(tmp_path_factory):
                MutantRecord("relu-tail", "relu", "boundary", "tail-oob", TAIL)]
     run_killmatrix(mutants, KillMatrixSettings(out=str(out / "km"), generators=("uniform01", "sign_mixed",
                                                                                    "negative_heavy"),
-                                               presets=("tiny", "official"), progress=False, num_cpus=2))
+                                               presets=("tiny", "official"), preset_generators=None,
+                                               progress=False, num_cpus=2))
     path = save_pools(pools_from_killmatrix(out / "km"), out / "pools.json.gz")
     return path
 
@@ -103,6 +104,25 @@ def test_gated_pool_keeps_only_valid_inputs_and_is_cached(tmp_path, monkeypatch)
     cached = list((tmp_path / "cache" / "pools").glob("relu-*.json.gz"))
     assert len(cached) == 1
     assert gated_pool("relu") == pool                     # read back, identical
+
+
+def test_pool_keeps_the_generators_the_matrix_leaves_out():
+    """The kill matrix draws its costly presets with fewer generators than the pool; the pool's
+    coverage inputs bring back exactly the valid ones of the difference (softmax: four presets)."""
+    from mutagym.envs.pool import POOL_PRESET_GENERATORS
+    from mutagym.rewards.generators import families_for
+    from mutagym.rewards.validity import check_validity
+    p = load_problem("softmax")
+    matrix = candidate_inputs(p, KillMatrixSettings(shape_classes=()))
+    pooled = candidate_inputs(p, KillMatrixSettings(shape_classes=(), preset_generators=dict(POOL_PRESET_GENERATORS)))
+    drawn = {g.id for g in matrix}
+    left_out = [g for g in pooled if g.id not in drawn]
+    assert drawn < {g.id for g in pooled} and {g.preset for g in left_out} == {"official", "remainder", "large_reduction"}
+    valid = {(g.generator, g.preset) for g, v in zip(left_out, check_validity(p, left_out)) if v.valid}
+    coverage = {(r.generator, r.preset) for r in coverage_inputs("softmax") if not r.preset.startswith("@")}
+    assert coverage - {(f, "official") for f in families_for(p)} == valid
+    assert ("normal", "official") in valid and ("uniform01", "large_reduction") in valid
+    assert not any(g.preset == "tiny" for g in left_out)          # tiny takes every generator in both
 
 
 def test_judge_pool_retries_a_killed_actor_and_reports_timeouts():

@@ -45,7 +45,7 @@ def km(tmp_path_factory):
         out = tmp_path_factory.mktemp("km")
         result = run_killmatrix(hand_mutants(), KillMatrixSettings(
             out=str(out), generators=GENERATORS, presets=("official",), seeds=(0,),
-            schedules=("ascending",), progress=False))
+            schedules=("ascending",), preset_generators=None, progress=False))
         yield load_killmatrix(result)
 
 
@@ -173,7 +173,7 @@ def layernorm_hardened(km, tmp_path_factory):
     out = tmp_path_factory.mktemp("km_ln")
     result = run_killmatrix(layernorm_affine_mutants(), KillMatrixSettings(
         out=str(out), generators=("uniform01", "identity_affine", "normal", "affine_perturbed"),
-        presets=("official",), seeds=(0,), schedules=("ascending",), progress=False))
+        presets=("official",), seeds=(0,), schedules=("ascending",), preset_generators=None, progress=False))
     return harden_checker(load_killmatrix(result), budget=2).checker
 
 

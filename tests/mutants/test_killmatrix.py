@@ -25,7 +25,7 @@ TABLES = ("mutants.parquet", "inputs.parquet", "outcomes.parquet")
 #: Every schedule on every input (the plan is tested on its own, against this full run).
 SMALL = dict(generators=("uniform01", "sign_mixed", "large_offset", "affine_perturbed"),
              presets=("tiny", "remainder"), schedules=("ascending", "descending"),
-             later_schedules_max_elements=None, progress=False)
+             later_schedules_max_elements=None, preset_generators=None, progress=False)
 
 
 
@@ -295,7 +295,7 @@ class TestWorkerDeath:
         mutants = [hanging_mutant(), hand_mutants()[0]]
         settings = dict(generators=("uniform01", "sign_mixed"), presets=("tiny", "remainder"),
                         schedules=("ascending", "descending"), later_schedules_max_elements=None,
-                        timeout_s=1.0, progress=False)
+                        preset_generators=None, timeout_s=1.0, progress=False)
         pid_dir, box = tmp_path / "pids", {}
 
         def run():
@@ -352,7 +352,8 @@ class TestScheduleReuse:
         seen = []
         real = judging.identical
         monkeypatch.setattr(judging, "identical", lambda a, b: seen.append(real(a, b)) or seen[-1])
-        settings = KillMatrixSettings(generators=("sign_mixed", "affine_perturbed"), presets=("tiny", "remainder"))
+        settings = KillMatrixSettings(generators=("sign_mixed", "affine_perturbed"), presets=("tiny", "remainder"),
+                                      preset_generators=None)
         bundle = km._gate(load_problem("layernorm"), settings)[1]
         every = tuple(range(len(bundle["ids"])))
         no_barrier = MutantRecord("layernorm-no-barrier", "layernorm", "synchronization", "hand-barrier",

@@ -70,18 +70,22 @@ class TestCandidates:
             candidate_inputs(p, KillMatrixSettings(shape_classes=("mod5_2",)))
 
     def test_costly_preset_takes_its_generators_only(self):
-        """large_reduction is drawn with PRESET_GENERATORS only (of those asked for), every other
-        preset with every generator; None lifts the restriction, an unknown name is an error."""
+        """A preset of PRESET_GENERATORS is drawn with its generators only (of those asked for),
+        every other preset with every generator; None lifts the restriction, an unknown name is an
+        error."""
         from mutagym.mutants.killmatrix import PRESET_GENERATORS
         p = load_problem("softmax")
-        asked = ("normal", "uniform01", "one_hot")
+        asked = ("normal", "uniform01", "one_hot", "sparse")
         ids = [g.id for g in candidate_inputs(p, KillMatrixSettings(generators=asked, shape_classes=()))]
-        long = sorted(i.split(":")[1] for i in ids if ":large_reduction:" in i)
-        assert long == sorted(set(asked) & set(PRESET_GENERATORS["large_reduction"])) == ["uniform01"]
-        assert sorted(i.split(":")[1] for i in ids if ":official:" in i) == sorted(asked)
+
+        def drawn(preset, among=ids):
+            return sorted(i.split(":")[1] for i in among if f":{preset}:" in i)
+        assert drawn("large_reduction") == sorted(set(asked) & set(PRESET_GENERATORS["large_reduction"])) == ["sparse"]
+        assert drawn("official") == sorted(set(asked) & set(PRESET_GENERATORS["official"])) == ["sparse", "uniform01"]
+        assert "tiny" not in PRESET_GENERATORS and drawn("tiny") == sorted(asked)
         every = [g.id for g in candidate_inputs(p, KillMatrixSettings(generators=asked, shape_classes=(),
                                                                       preset_generators=None))]
-        assert sorted(i.split(":")[1] for i in every if ":large_reduction:" in i) == sorted(asked)
+        assert drawn("large_reduction", every) == drawn("official", every) == sorted(asked)
         with pytest.raises(KeyError, match="unknown generator 'gauss' in preset_generators"):
             candidate_inputs(p, KillMatrixSettings(preset_generators={"tiny": ("gauss",)}))
 

@@ -40,7 +40,7 @@ def report(tmp_path_factory):
     with local_ray():
         result = run_killmatrix(mutants(), KillMatrixSettings(
             out=str(out / "killmatrix"), generators=("uniform01", "sign_mixed"), presets=("official", "tiny"),
-            shape_classes=(), schedules=("ascending",), progress=False))
+            shape_classes=(), schedules=("ascending",), preset_generators=None, progress=False))
     km = load_killmatrix(result)
     hardened = harden_checker(km, budget=1, date="2026-12-01")
     scores = {c.name: score_checker(c, km) for c in (load_checker("kernelbench"), hardened.checker)}

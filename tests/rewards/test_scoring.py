@@ -38,7 +38,7 @@ def km(tmp_path_factory):
         out = tmp_path_factory.mktemp("km")
         yield run_killmatrix(hand_mutants(), KillMatrixSettings(
             out=str(out), generators=GENERATORS, presets=("official",), seeds=(0, 1),
-            schedules=("ascending",), progress=False))
+            schedules=("ascending",), preset_generators=None, progress=False))
 
 
 def targeted_checker():
