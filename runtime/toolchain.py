@@ -40,9 +40,15 @@ EMULATION_HEADER = "mutagym_cuda.h"
 #: -O2 runs kernels 1.2x faster than -O1 (kill-matrix tasks, benchmarks/README.md) with the same
 #: IEEE arithmetic; two of its optimisations are turned off because CUDA code relies on their
 #: absence: type punning through pointer casts (strict aliasing), and a null dereference that must
-#: fault as a memory access, not become a trap (isolate-erroneous-paths).
+#: fault as a memory access, not become a trap (isolate-erroneous-paths). A local read before it
+#: is written (`float acc;` then `acc += ...`) holds what the register or the fiber's stack held
+#: last, which depends on the inputs run before it in the same runner, so its verdict changed with
+#: the batch (the kill matrix's cells must not); `-ftrivial-auto-var-init=pattern` gives every
+#: such local the bytes 0xFE (a float of -1.7e38, an int of -16843010), the same on every run and
+#: far from the zero that is a sum's identity (it is a max's, as a GPU register's garbage may be).
 _BASE_KERNEL_FLAGS = (
     "-std=gnu++17", "-O2", "-fno-strict-aliasing", "-fno-isolate-erroneous-paths-dereference",
+    "-ftrivial-auto-var-init=pattern",
     "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
     "-fno-threadsafe-statics", "-fno-stack-protector", "-fno-math-errno", "-fno-plt",
     "-w",

@@ -355,3 +355,28 @@ def test_every_family_of_every_dtype_is_what_it_says(dtype):
                 assert all(x < -(1 << (bits - 2)) for x in v)
             elif fam == "large±":
                 assert all(abs(x) >= 1 << (bits - 2) for x in v) and min(v) < 0 < max(v)
+
+
+# One thread per row sums its row into a local it never set: what that local holds first is the
+# build's pattern (runtime/toolchain.py), not what the register or stack held after other cases.
+ROW_SUM_UNSET = submission("""
+    extern "C" __global__ void row_sum(const float* x, float* out, int rows, int cols) {
+        int r = blockIdx.x * blockDim.x + threadIdx.x;
+        if (r >= rows) return;
+        float acc;
+        for (int j = 0; j < cols; ++j) acc += x[r * cols + j];
+        out[r] = acc;
+    }
+""", launch("row_sum", ["ceil_div(rows, 32)"], [32], ["x", "out", "rows", "cols"]))
+
+
+def test_a_local_read_before_it_is_set_is_wrong_the_same_way_whatever_ran_before():
+    kernel = compiled(ROW_SUM_UNSET)
+    batch = [max_case(seed) for seed in range(4)]
+    together = kernel.run_batch(batch)
+    alone = kernel.run_batch([copy_case(batch[2])])[0]
+    for case, result in zip(batch, together):
+        assert result.ok, result.message
+        got, want = result.outputs["out"], case.inputs["x"].sum(axis=1)
+        assert np.all(np.abs(got - want) > 1e37), (got, want)      # 0xFEFEFEFE is -1.7e38
+    assert together[2].outputs["out"].tobytes() == alone.outputs["out"].tobytes()
