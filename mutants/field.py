@@ -101,17 +101,14 @@ def field_false_rejects(checker: CheckerVersion, kernels: Iterable[FieldKernel],
 def gate_false_rejects(hardened: CheckerVersion, km: KillMatrix, kernels: Iterable[FieldKernel], *,
                        backend: str = "cpu") -> list[FalseReject]:
     """The correct field kernels the reward gate rejects as far as `km` holds it: the hardened
-    suite, then the pool of record (every valid input of the matrix and the pool's coverage
-    inputs, `envs.pool.coverage_inputs`, at the problem's tolerance, in the matrix's thread
-    orders)."""
-    from ..envs.pool import coverage_inputs
+    suite, then the pool (every valid input of the matrix, at the problem's tolerance, in the
+    matrix's thread orders)."""
     schedules = tuple(km.manifest.get("settings", {}).get("schedules") or ("ascending", "descending"))
 
     def stages(problem: str):
         c = comparator_for(load_problem(problem))
         pool = [InputRef(generator=g, preset=pr, seed=s)
                 for _, g, pr, s in map(parse_input_id, km.valid_inputs.get(problem, []))]
-        pool += [r for r in coverage_inputs(problem, backend=backend, schedules=schedules) if r not in pool]
         out = [(hardened, None, ("ascending",))]
         if pool:
             out.append((CheckerVersion(name="pool-of-record", suites={problem: pool},
