@@ -219,7 +219,7 @@ class KernelTaskEnv(gym.Env):
     | 2026-12-01 | e65faa7 | the reward gate, first stage `hardened-1f8c9e0ebe3e` (rebuilt with shape classes; 97.9 % of 4,238 witnessed mutants, 0 of 145 correct kernels rejected) |
     | 2026-12-02 | 095cdaf | the reward gate, first stage `hardened-a754aa13a4b4` (rebuilt from 67 problems, 189 rules and the probe's field faults; 97.1 % of 4,674 witnessed faults, 0 of 153 correct kernels rejected) |
     | 2026-12-02 | b1f7681 | the reward gate, first stage `hardened-dd3143683176` (rebuilt after matmul_warp_specialized's measured budget and the bfloat16 rounding fix; 97.0 % of 4,674 witnessed faults, 0 of 153 correct kernels rejected) |
-    | 2026-12-02 | this commit | the reward gate, first stage `hardened-403b26beafdf` (rebuilt with the costly presets in the value families some fault needs and locals read before they are set made deterministic; 97.1 % of 4,679 witnessed faults, 0 of 153 correct kernels rejected) |
+    | 2026-12-02 | adf87de | the reward gate, first stage `hardened-403b26beafdf` (rebuilt with the costly presets in the value families some fault needs and locals read before they are set made deterministic; 97.1 % of 4,679 witnessed faults, 0 of 153 correct kernels rejected) |
 
     A new committed checker changes the reward: it gets a row here (the example above fails
     until it has one).
