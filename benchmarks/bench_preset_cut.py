@@ -36,7 +36,8 @@ from rich.table import Table
 
 from mutagym.envs.pool import POOL_PRESET_GENERATORS
 from mutagym.mutants.field import load_field_faults
-from mutagym.mutants.killmatrix import PRESET_GENERATORS, KillMatrixSettings, load_mutants, run_killmatrix
+from mutagym.mutants.killmatrix import (PRESET_GENERATORS, KillMatrixSettings, load_mutants, preset_draws,
+                                        run_killmatrix)
 from mutagym.rewards.generators import GENERATORS, generate_from_id
 from mutagym.rewards.shapes import COSTLY_CLASSES, SHAPE_CLASSES, cost
 from mutagym.substrates.catalog import list_problems, load_problem
@@ -47,8 +48,7 @@ CUTTABLE = ("official", "remainder", "large_reduction")
 
 def cuttable(preset: str, family: str) -> bool:
     """Whether phase 2 draws *family* at *preset* (so that a cut can leave it out)."""
-    drawn = POOL_PRESET_GENERATORS.get(preset, tuple(GENERATORS))
-    return preset in CUTTABLE and family in drawn
+    return preset in CUTTABLE and preset_draws(POOL_PRESET_GENERATORS, preset, family)
 
 
 def build_baseline(pool: str, out: Path, field_sets: list[str], num_cpus: int | None) -> None:

@@ -270,13 +270,10 @@ def coverage_inputs(problem: str | Problem, *, backend: str = "cpu",
 
 def _left_out_by_the_matrix(p: Problem) -> list[InputRef]:
     """The (generator, fixed preset) inputs, seed 0, the pool draws and the kill matrix does not."""
-    from ..mutants.killmatrix import PRESET_GENERATORS
+    from ..mutants.killmatrix import PRESET_GENERATORS, preset_draws
     from ..rewards.generators import GENERATORS
-
-    def drawn(only: Mapping[str, tuple[str, ...]], preset: str, generator: str) -> bool:
-        return preset not in only or generator in only[preset]
     return [InputRef(generator=g, preset=pr) for g in GENERATORS for pr in p.preset_names
-            if drawn(POOL_PRESET_GENERATORS, pr, g) and not drawn(PRESET_GENERATORS, pr, g)]
+            if preset_draws(POOL_PRESET_GENERATORS, pr, g) and not preset_draws(PRESET_GENERATORS, pr, g)]
 
 
 class PoolRegistry:

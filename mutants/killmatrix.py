@@ -66,8 +66,9 @@ from .ray_pool import RayPool, worker_label
 
 __all__ = ["CELL_OUTCOMES", "CEILINGS_SCHEMA", "INPUTS_SCHEMA", "KillMatrixResult", "KillMatrixSettings",
            "MUTANTS_SCHEMA", "MutantRecord", "OUTCOMES_SCHEMA", "PART_SCHEMA", "SHAPE_GENERATORS", "as_records",
-           "candidate_inputs", "ceilings_table", "load_mutants", "run_killmatrix", "run_task",
-           "settings_table", "shape_class_table", "shape_classes_for", "summarize_shapes", "summary_table"]
+           "PRESET_GENERATORS", "candidate_inputs", "ceilings_table", "load_mutants", "preset_draws",
+           "run_killmatrix", "run_task", "settings_table", "shape_class_table", "shape_classes_for",
+           "summarize_shapes", "summary_table"]
 
 #: A cell's outcomes: the judging core's (`ok`: survived, `wrong`: killed, and the kernel faults).
 CELL_OUTCOMES = OUTCOMES
@@ -112,13 +113,20 @@ SHAPE_GENERATORS = ("sign_mixed",)
 #: `large_reduction` are about 92 % of the matrix's volume (emulated elements x mutants).
 #: benchmarks/bench_preset_cut.py measured, on the whole catalog (5,485 mutants and field faults,
 #: 2026-12-02), which of their families some fault needs as its last witness: dropping the costliest
-#: (preset, family) first while every fault keeps one leaves these, 31.5 % of their volume. Every
-#: family still reaches the reward gate at the official shape (`envs.pool.coverage_inputs`).
+#: (preset, family) first while every fault keeps one leaves these, 31.5 % of their volume. The
+#: pool of record still draws the others (`envs.pool.POOL_PRESET_GENERATORS`).
 PRESET_GENERATORS = {
     "official": ("uniform01", "large_magnitude", "sparse"),
     "remainder": ("sign_mixed", "scaled_x3", "sparse", "one_hot", "monotone"),
     "large_reduction": ("large_magnitude", "sparse", "monotone"),
 }
+
+
+def preset_draws(preset_generators: dict[str, tuple[str, ...]] | None, preset: str, generator: str) -> bool:
+    """Whether a preset -> generators restriction (`KillMatrixSettings.preset_generators`) lets
+    `preset` be drawn with `generator`: a preset it does not name takes every generator."""
+    only = preset_generators or {}
+    return preset not in only or generator in only[preset]
 
 
 @dataclass
@@ -457,7 +465,7 @@ def candidate_inputs(problem, settings: KillMatrixSettings, extra: Sequence[str]
     if unknown:
         raise KeyError(f"unknown generator {unknown[0]!r} in preset_generators; known: {', '.join(GENERATORS)}")
     out = [generate(problem, g, preset=p, seed=s) for g in gens for p in presets
-           if p not in only or g in only[p] for s in settings.seeds]
+           if preset_draws(only, p, g) for s in settings.seeds]
     for cls in shape_classes_for(problem, settings):
         for s in settings.seeds:
             seed = representative_seed(problem, cls, range(s * settings.shape_seeds,
