@@ -40,7 +40,7 @@ from .redact import redact_log
 from .source_prep import prepare_for_nvrtc
 
 __all__ = ["NvrtcResult", "nvrtc_compile", "nvrtc_version", "nvrtc_supported_archs",
-           "cuda_include_dir", "compile_options"]
+           "nvrtc_library_paths", "cuda_include_dir", "compile_options"]
 
 _INSTALL_HINT = "pip install cuda-bindings nvidia-cuda-nvrtc"
 _HEADERS_HINT = "pip install nvidia-cuda-runtime"
@@ -126,6 +126,30 @@ def nvrtc_supported_archs() -> tuple[int, ...]:
     nvrtc = _nvrtc_module()
     archs = _check(_call(nvrtc.nvrtcGetSupportedArchs), "nvrtcGetSupportedArchs")
     return tuple(int(a) for a in archs)
+
+
+@functools.cache
+def nvrtc_library_paths() -> tuple[str, ...]:
+    """Absolute paths of libnvrtc and its builtins library, as this process resolves them.
+
+    The helper runs `python -I -S`, and in a virtualenv it is `site` that points `sys.prefix`
+    at the venv: the helper's own search would never look in the venv's site-packages. So the
+    judge resolves the libraries here (where `cuda.pathfinder` sees what the user installed)
+    and the helper loads exactly these files before `cuda.bindings` looks for them. Raises
+    InfrastructureError when libnvrtc cannot be found."""
+    try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+        found = Path(load_nvidia_dynamic_lib("nvrtc").abs_path)
+    except ImportError as err:  # pragma: no cover - cuda-bindings depends on cuda-pathfinder
+        raise InfrastructureError(f"cuda.pathfinder is not importable ({err}); {_INSTALL_HINT}") from err
+    except RuntimeError as err:  # DynamicLibNotFoundError is a RuntimeError
+        raise InfrastructureError(
+            f"libnvrtc could not be loaded ({type(err).__name__}: {err}); {_INSTALL_HINT}") from err
+    real = found.resolve()
+    # NVRTC dlopens libnvrtc-builtins.so.<major>.<minor> by name when it compiles; beside a
+    # wheel's library that name is not on the loader's path, so it is loaded first, by path.
+    builtins = sorted(str(b) for b in real.parent.glob("libnvrtc-builtins.so.*") if b.is_file())
+    return (*builtins, str(real))
 
 
 @functools.cache
@@ -222,7 +246,8 @@ class _Helper:
         self.alive = True
         with open(self.folder / "helper.err", "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", nvrtc_child.__file__, json.dumps(sys.path)],
+                [sys.executable, "-I", "-S", nvrtc_child.__file__, json.dumps(sys.path),
+                 json.dumps(nvrtc_library_paths())],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=self.folder,
                 env=_helper_env(), start_new_session=True, close_fds=True)
         ready = self._first_frame()
@@ -316,7 +341,8 @@ class _Helper:
 
 
 def _helper_env() -> dict[str, str]:
-    """Nothing of the judge's environment: `-I -S` and an explicit sys.path do without it."""
+    """Nothing of the judge's environment: `-I -S`, an explicit sys.path and the library
+    paths the judge resolved (`nvrtc_library_paths`) do without it."""
     return {"LANG": "C"}
 
 

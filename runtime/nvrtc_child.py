@@ -9,7 +9,8 @@ its request, having taken its copy-on-write faults early (`_prefault`), so a com
 the fork nor most of the faults; the helper answers when the pipe closes and reaps the exit
 later. Measured cost: 1.1-1.3x an in-process compile (benchmarks/bench_nvrtc.py). The helper
 is single-threaded (NVRTC starts no threads either), which is what makes forking it safe, and
-it imports nothing of mutagym (it runs with `-I -S` and the parent's `sys.path` in argv);
+it imports nothing of mutagym (it runs with `-I -S`; the parent's `sys.path` and the absolute
+paths of libnvrtc and its builtins, as the parent resolved them, come in argv);
 `nvrtc.py` imports the framing from here.
 
 Protocol, on the helper's stdin and stdout: frames of byte fields (`write_frame`). The helper
@@ -382,10 +383,15 @@ class _Helper:
 
 
 def main() -> None:
+    import ctypes
     import json
     sys.path[:] = json.loads(sys.argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge's ^C is the judge's to handle
     try:
+        # The judge's own resolution, by absolute path: `cuda.bindings` finds a library that is
+        # already loaded before it searches (and its search, without `site`, misses a venv).
+        for library in json.loads(sys.argv[2]):
+            ctypes.CDLL(library, mode=os.RTLD_GLOBAL)
         from cuda.bindings import nvrtc
         err, major, minor = nvrtc.nvrtcVersion()  # loads libnvrtc before the first fork
         if int(err) != 0:

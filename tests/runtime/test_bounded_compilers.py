@@ -204,6 +204,17 @@ class TestBoundedNvrtc:
         assert stat.S_IMODE(cwd.stat().st_mode) == 0o700 and cwd.name.startswith("mg-nvrtc-")
         assert os.readlink(f"/proc/{pid}/fd/0").startswith("pipe:")
 
+    def test_helper_loads_the_library_the_judge_resolved(self):
+        """The helper (`python -I -S`, which in a virtualenv would search the base interpreter's
+        site-packages) maps libnvrtc from the absolute path this process resolved."""
+        nvrtc.nvrtc_compile('extern "C" __global__ void k(float* y) { y[0] = 8.0f; }')
+        paths = nvrtc.nvrtc_library_paths()
+        assert paths and all(Path(p).is_absolute() and Path(p).is_file() for p in paths)
+        mapped = {line.split()[-1] for line in Path(f"/proc/{nvrtc.helper_pid()}/maps").read_text().splitlines()
+                  if "libnvrtc" in line}
+        assert {p for p in paths if "builtins" not in p} <= mapped
+        assert all(Path(m).resolve() in {Path(p) for p in paths} for m in mapped if ".so" in m)
+
     def test_threads_compile_at_once(self):
         sources = [f'extern "C" __global__ void k(float* y) {{ y[0] = {i}.5f; }}' for i in range(6)]
         with ThreadPoolExecutor(6) as pool:
