@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..rewards.checker import (CheckerVersion, Verdict, default_checker, evaluate_source_schedules,
+from ..rewards.checker import (CheckerVersion, InputVerdict, Verdict, default_checker, evaluate_source_schedules,
                                load_checker)
 from ..rewards.input_cache import InputCache
 from ..rewards.judging import BUILD_FAULTS, RUN_FAULTS
@@ -172,6 +172,21 @@ def _category(verdict: Verdict) -> str:
     if verdict.outcome in BUILD_FAULTS:
         return verdict.outcome
     return "runtime_fault" if verdict.outcome in RUN_FAULTS else "wrong"
+
+
+def _witness(failed: Verdict, judged: Sequence[Verdict]) -> InputVerdict | None:
+    """The input of `failed` that witnesses its fault, None when no input does.
+
+    A witness is an input whose failure depends on it. A kernel that never ran (the CPU build
+    refused what NVRTC accepted) fails every input alike, and so does a launch plan refused on
+    every input the evaluation tried (`judged`: all its verdicts): no input witnesses those."""
+    if not failed.built:
+        return None
+    first = next((v for v in failed.inputs if not v.passed), None)
+    if first is not None and first.outcome == "launch_error":
+        launched = any(v.outcome != "launch_error" for verdict in judged for v in verdict.inputs)
+        return first if launched else None
+    return first
 
 
 def _finite(x: float) -> float | None:
@@ -399,7 +414,7 @@ class Judge:
     def _gate_judgement(self, problem: str, results, source: str) -> Judgement:
         gated = decide(results, self.gate.schedules, checker_alone=results[0][1][self.gate.schedules[0]])
         verdict = gated.verdict
-        witness = next((v for v in verdict.inputs if not v.passed), None)
+        witness = _witness(verdict, [v for _, by_schedule in results for v in by_schedule.values()])
         if self.field is not None and witness is not None:
             info = gated.info(self.checker_id)
             self.field.record(source, problem, gate=self.checker_id, checker=self.gate.checker.version_id,

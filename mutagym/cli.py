@@ -870,9 +870,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--killmatrix", help="the pool of record from a kill-matrix folder, as --pool "
                                         "(default: the shipped pool)")
     p.add_argument("--field-dir", default="out/eval/field",
-                   help="field ledger folder: each kernel the gate rejects on an input is kept there with "
-                        "that input's id, for `mutagym leaks export`")
-    p.add_argument("--no-field", action="store_true", help="keep no field ledger")
+                   help="field ledger folder, relative to the working directory: each kernel the gate "
+                        "rejects on an input that witnesses its fault is kept there as one JSON file with "
+                        "that input's id, for `mutagym leaks export` (kernels that did not build, or whose "
+                        "launch was refused on every input tried, have no witness and are not kept)")
+    p.add_argument("--no-field", action="store_true", help="keep no field ledger (nothing is written)")
     ray_flags(p)
     json_flag(p)
     p.set_defaults(func=cmd_eval)

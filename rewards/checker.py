@@ -399,7 +399,9 @@ class Verdict:
     order (`launch_error`, `memory_fault`, `sync_error`, `data_race`, `stateful_kernel`, `timeout`,
     `crash`, `forbidden_syscall`: a fault outranks a wrong answer), else `wrong`; `source_error` or `compile_error` when it did not
     build. `inputs` has one `InputVerdict` per suite input, in suite order; `message` explains the
-    first failure.
+    first failure. `built` is False when the kernel never ran (it did not build, or its launch
+    plan was refused before any input): then every input carries that fault and none is a
+    witness of it.
     """
 
     accepted: bool
@@ -408,6 +410,7 @@ class Verdict:
     problem: str
     inputs: list[InputVerdict] = field(default_factory=list)
     message: str = ""
+    built: bool = True
 
 
 def _judge(checker: CheckerVersion, problem: Problem, generated: Sequence[GeneratedInput],
@@ -507,4 +510,4 @@ def _failed_everywhere(checker: CheckerVersion, problem: Problem, refs: Sequence
                        outcome: str, message: str) -> Verdict:
     per_input = [InputVerdict(r.id_for(problem), False, outcome, float("inf"), float("inf"), 1.0, "")
                  for r in refs]
-    return Verdict(False, outcome, checker.version_id, problem.id, per_input, message)
+    return Verdict(False, outcome, checker.version_id, problem.id, per_input, message, built=False)

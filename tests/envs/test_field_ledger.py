@@ -52,6 +52,28 @@ def test_a_gate_reject_is_kept_once_with_its_witness(ledger):
     assert judge.field.written == 1
 
 
+def test_only_rejects_with_a_witness_are_kept(tmp_path):
+    """A kernel that NVRTC accepts and the CPU build refuses (`__fns` is not emulated: any device
+    function the emulator lacks would do) fails every input alike, and so does a launch plan
+    refused on every input (a `__half*` parameter for a float32 tensor): neither is kept; the
+    wrong kernel beside them is."""
+    no_build = CORRECT.replace("out[i] =", "unsigned q = __fns(5u, 0, 1); out[i] = (float)(q * 0) +", 1)
+    assert no_build != CORRECT
+    never_launched = (PROBE / "relu_fp16_inplace_clamp.cu").read_text()
+    judge = Judge(prescreen=False, backend="cpu", secret=7, field_dir=str(tmp_path))
+    verdicts = [judge.judge(s, "relu") for s in (no_build, never_launched, WRONG)]
+    judge.close()
+    assert [v.outcome for v in verdicts] == ["compile_error", "launch_error", "wrong"]
+    assert [r["source"] for r in read_ledger(tmp_path)] == [WRONG]
+
+
+def test_eval_help_says_where_the_ledger_goes_and_how_to_turn_it_off():
+    proc = mutagym("eval", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "out/eval/field" in text and "--no-field" in text and "witness" in text
+
+
 def test_the_witness_id_rebuilds_an_input_the_kernel_fails(ledger):
     """The stored id is `problem:generator:preset:seed`; rebuilt, the kernel fails it in the order
     the gate named (its unwritten last element is the poison)."""
