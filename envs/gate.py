@@ -26,16 +26,18 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..rewards.checker import CheckerVersion, InputRef, Verdict
 from ..rewards.generators import ORDINARY_GENERATORS, families_for, parse_input_id
 from ..rewards.shapes import shape_classes
+from ..runtime.errors import InfrastructureError
 from ..substrates.catalog import load_problem
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .pool import PoolRegistry
 
-__all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateVerdict", "RewardGate", "SCHEDULES", "decide", "default_contract"]
+__all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateFailure", "GateVerdict", "RewardGate", "SCHEDULES", "StageRunner",
+           "default_contract"]
 
 GATE_FORMAT = "mutagym.gate/1"
 #: The thread orders every stage runs in, cheapest first (the checker's own order first).
@@ -61,14 +63,19 @@ class GateVerdict:
     `verdict` is the deciding one: the first failing stage's, in the first failing order, or the
     last stage's when all pass. `stage` and `schedule` name where it failed (None when accepted);
     `failing` the first failing input's generator, shape preset and outcome. `checker_alone` is the
-    suite's verdict in ascending order: what the plain checker would have paid for."""
+    suite's verdict in ascending order: what the plain checker would have paid for. `results` are
+    the verdicts by order of every stage that ran, in stage order."""
 
     verdict: Verdict
     stage: str | None
     schedule: str | None
     failing: dict | None
     checker_alone: Verdict
-    stages_run: tuple[str, ...]
+    results: tuple[tuple[str, dict[str, Verdict]], ...]
+
+    @property
+    def stages_run(self) -> tuple[str, ...]:
+        return tuple(stage for stage, _ in self.results)
 
     @property
     def accepted(self) -> bool:
@@ -82,6 +89,28 @@ class GateVerdict:
                 "checker_alone": {"checker": self.checker_alone.checker,
                                   "accepted": self.checker_alone.accepted,
                                   "false_accept": self.checker_alone.accepted and not self.accepted}}
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    """A stage could not be judged (a worker timed out or failed, no fresh draw passed the
+    validity gate): mutagym's failure, never the kernel's."""
+
+    message: str
+
+
+class StageRunner(Protocol):
+    """Runs one stage of one kernel for the gate; where (here or on workers) is the runner's choice.
+
+    `start` sends the runs of `source` on `refs` (None: the checker's own suite) for the stage
+    named `stage` under every order of the gate and returns a handle at once; *split* asks for
+    one call per order (one kernel's orders side by side). `result` waits for a handle: the
+    verdicts by order, or a `GateFailure`."""
+
+    def start(self, stage: str, checker: CheckerVersion, problem: str, source: str,
+              refs: list[InputRef] | None, *, split: bool) -> Any: ...
+
+    def result(self, handle: Any) -> "dict[str, Verdict] | GateFailure": ...
 
 
 class RewardGate:
@@ -106,6 +135,77 @@ class RewardGate:
         spec = [GATE_FORMAT, self.checker.version_id, pool_hash, drawing.hexdigest()[:16], list(self.schedules),
                 FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
+
+    def judge(self, items: Sequence[tuple[str, str]], runner: StageRunner) -> list["GateVerdict | GateFailure"]:
+        """Every `(source, problem)` of `items` walked through the stages, stopping at its first
+        failure: the suite for all of them, then the pool and fresh stages of those that passed
+        it, every kernel's pool runs sent before the fresh draws are made; a kernel alone splits
+        its orders. The later stages' runs of a kernel that failed are not waited for."""
+        first = [runner.start("suite", self.checker, problem, source, None, split=False)
+                 for source, problem in items]
+        results: dict[int, list[tuple[str, dict[str, Verdict]]]] = {}
+        out: list[GateVerdict | GateFailure | None] = [None] * len(items)
+        for k, handle in enumerate(first):
+            verdicts = runner.result(handle)
+            if isinstance(verdicts, GateFailure):
+                out[k] = verdicts
+            elif all(v.accepted for v in verdicts.values()):
+                results[k] = [("suite", verdicts)]
+            else:
+                out[k] = self.decide([("suite", verdicts)])
+        split = len(results) == 1
+        later: dict[int, list[tuple[str, Any]]] = {k: [] for k in results}
+
+        def send(k: int, stage) -> None:
+            source, problem = items[k]
+            if isinstance(stage, GateFailure):
+                out[k] = stage
+                del later[k]
+                return
+            name, checker, refs = stage
+            later[k].append((name, runner.start(name, checker, problem, source, refs, split=split)))
+
+        for k in list(later):
+            try:
+                send(k, self.pool_stage(items[k][1]))
+            except InfrastructureError as err:
+                send(k, GateFailure(f"the gate's pool stage: {err}"))
+        try:
+            fresh = self.fresh_stages([items[k][1] for k in later])
+        except (FreshSeedError, InfrastructureError) as err:
+            fresh = [err] * len(later)
+        for k, stage in zip(list(later), fresh):
+            send(k, GateFailure(f"the gate's fresh stage: {stage}") if isinstance(stage, Exception) else stage)
+        for k, runs in later.items():
+            for name, handle in runs:
+                verdicts = runner.result(handle)
+                if isinstance(verdicts, GateFailure):
+                    out[k] = verdicts
+                    break
+                results[k].append((name, verdicts))
+                if not all(v.accepted for v in verdicts.values()):
+                    break
+            if out[k] is None:
+                out[k] = self.decide(results[k])
+        return out
+
+    def decide(self, stage_results: Sequence[tuple[str, dict[str, Verdict]]]) -> GateVerdict:
+        """The verdict from each run stage's verdicts by order, in stage order: the first failing
+        stage and order decides; all passing accepts. The checker alone is the suite's first order."""
+        checker_alone = stage_results[0][1][self.schedules[0]]
+        run = tuple(stage_results)
+        last = None
+        for stage, by_schedule in stage_results:
+            for schedule in self.schedules:
+                verdict = last = by_schedule[schedule]
+                if not verdict.accepted:
+                    first = next((v for v in verdict.inputs if not v.passed), None)
+                    failing = None
+                    if first is not None:
+                        _, generator, preset, _ = parse_input_id(first.input_id)
+                        failing = {"generator": generator, "shape": preset, "outcome": first.outcome}
+                    return GateVerdict(verdict, stage, schedule, failing, checker_alone, run)
+        return GateVerdict(last, None, None, None, checker_alone, run)
 
     def pool_stage(self, problem: str) -> tuple[str, CheckerVersion, list[InputRef]]:
         """(stage, checker whose comparator judges it, inputs) of the pool of record."""
@@ -187,26 +287,6 @@ def _shape_patterns(problem: str) -> list[tuple[str, str]]:
     """(generator, shape class) pairs the fresh stage draws from for `problem`."""
     p = load_problem(problem)
     return [(g, c) for c in shape_classes(p) for g in (*ORDINARY, *families_for(p))]
-
-
-def decide(stage_results: Sequence[tuple[str, dict[str, Verdict]]], schedules: Sequence[str],
-           checker_alone: Verdict) -> GateVerdict:
-    """The gate's verdict from each run stage's verdicts by schedule, in stage order: the first
-    failing stage and order decides; all passing accepts."""
-    run = tuple(stage for stage, _ in stage_results)
-    last = None
-    for stage, by_schedule in stage_results:
-        for schedule in schedules:
-            verdict = by_schedule[schedule]
-            last = verdict
-            if not verdict.accepted:
-                first = next((v for v in verdict.inputs if not v.passed), None)
-                failing = None
-                if first is not None:
-                    _, generator, preset, _ = parse_input_id(first.input_id)
-                    failing = {"generator": generator, "shape": preset, "outcome": first.outcome}
-                return GateVerdict(verdict, stage, schedule, failing, checker_alone, run)
-    return GateVerdict(last, None, None, None, checker_alone, run)
 
 
 @functools.cache

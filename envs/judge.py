@@ -37,7 +37,7 @@ from ..rewards.judging import BUILD_FAULTS, RUN_FAULTS
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
 from .field_ledger import FieldLedger
 from .fresh_seeds import FreshSeedError, FreshSuites
-from .gate import FRESH_BATCH, RewardGate, decide
+from .gate import FRESH_BATCH, GateFailure, GateVerdict, RewardGate
 from .pool import PoolRegistry
 from .prescreen import JudgePool, WorkFailed, WorkTimeout
 
@@ -285,7 +285,7 @@ class Judge:
         keys = [(hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest() if isinstance(s, str) else None, p)
                 for s, p in items]
         if self.gate is not None:
-            return self._judge_gated(items, keys, checker_on_workers)
+            return self._judge_gated(items, keys, batch=checker_on_workers)
         out: list[Judgement | None] = [None] * len(items)
         pending = {}
         for k, ((source, problem), key) in enumerate(zip(items, keys)):
@@ -309,112 +309,28 @@ class Judge:
         return out
 
     # ------------------------------------------------------------------ the gate
-    def _judge_gated(self, items, keys, suite_on_workers: bool) -> list[Judgement]:
-        """Stage 1 for every item (here, or on the workers for a batch), then the pool and fresh
-        stages of the items that passed it, each (stage, order) on the workers when `prescreen`
-        allows them, else here; the first failure by stage and order decides."""
-        out: list[Judgement | None] = [None] * len(items)
-        first: dict[int, Any] = {}
-        for k, ((source, problem), key) in enumerate(zip(items, keys)):
-            known = self._judged.get(key)
-            out[k] = known or self._screen_source(source, problem)
-            if out[k] is None:
-                first[k] = self._run_stage(self.gate.checker, problem, source, None, suite_on_workers)
-        passed: dict[int, list] = {}
-        for k, handle in first.items():
-            verdicts = self._result(handle)
+    def _judge_gated(self, items, keys, batch: bool) -> list[Judgement]:
+        """Texts screened here; the gate walks the rest through its stages (`RewardGate.judge`):
+        a *batch*'s suite on the workers, the later stages there when `prescreen` allows."""
+        out: list[Judgement | None] = [self._judged.get(key) for key in keys]
+        for k, (source, problem) in enumerate(items):
+            out[k] = out[k] or self._screen_source(source, problem)
+        pending = [k for k, j in enumerate(out) if j is None]
+        runner = _StageRuns(self.workers, self.gate.schedules, self.backend, self.cache,
+                            suite_on_workers=batch, later_on_workers=self.prescreen)
+        for k, gated in zip(pending, self.gate.judge([items[k] for k in pending], runner)):
             source, problem = items[k]
-            if not isinstance(verdicts, dict):
-                out[k] = self._gate_failed(problem, verdicts)
-                continue
-            suite_result = [("suite", verdicts)]
-            if all(v.accepted for v in verdicts.values()):
-                passed[k] = suite_result
-            else:
-                out[k] = self._gate_judgement(problem, suite_result, source)
-        later: dict[int, list] = {k: [] for k in passed}
-        split = len(passed) == 1
-
-        def send(k: int, stage_name: str, stage) -> None:
-            source, problem = items[k]
-            if isinstance(stage, Exception):
-                out[k] = self._fail("infra_error", problem, f"the gate's {stage_name} stage: {stage}")
-                del later[k]
-                return
-            name, checker, refs = stage
-            later[k].append((name, checker, refs, self._run_stage(checker, problem, source, refs,
-                                                                  self.prescreen, split=split)))
-
-        for k in list(later):      # every kernel's pool runs are sent before the fresh draws are made
-            try:
-                stage = self.gate.pool_stage(items[k][1])
-            except InfrastructureError as err:
-                stage = err
-            send(k, "pool", stage)
-        try:
-            fresh = self.gate.fresh_stages([items[k][1] for k in later])
-        except (FreshSeedError, InfrastructureError) as err:
-            fresh = [err] * len(later)
-        for k, stage in zip(list(later), fresh):
-            send(k, "fresh", stage)
-        for k, runs in later.items():
-            source, problem = items[k]
-            results = passed[k]
-            for name, checker, refs, handle in runs:
-                verdicts = self._result(handle)
-                if not isinstance(verdicts, dict):
-                    out[k] = self._gate_failed(problem, verdicts)
-                    break
-                results.append((name, verdicts))
-                if not all(v.accepted for v in verdicts.values()):
-                    break   # the later stages' runs are not waited for
-            if out[k] is None:
-                out[k] = self._gate_judgement(problem, results, source)
+            out[k] = (self._fail("infra_error", problem, gated.message) if isinstance(gated, GateFailure)
+                      else self._gate_judgement(problem, gated, source))
         for j, key in zip(out, keys):
             if not j.infra_error:
                 self._judged.put(key, j)
             self.leakage.record(j, self.shaping.correct)
         return out
 
-    def _run_stage(self, checker: CheckerVersion, problem: str, source: str, refs, on_workers: bool,
-                   split: bool = False):
-        """A handle (on the workers) or the verdicts by schedule (here) of one stage's runs; *split*
-        makes one call per order, so that one kernel's orders run side by side (a batch of kernels
-        keeps the workers busy with one call per stage, which lays the inputs out once)."""
-        schedules = self.gate.schedules
-        if on_workers:
-            try:
-                calls = [(s,) for s in schedules] if split else [schedules]
-                return ("remote", [self.workers.submit(checker, problem, source, schedule=c, suite=refs)
-                                   for c in calls])
-            except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
-                return ("failed", WorkFailed(f"{type(err).__name__}: {err}"))
-        try:
-            return ("here", evaluate_source_schedules(checker, problem, source, schedules, backend=self.backend,
-                                                      suite=refs, cache=self.cache))
-        except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
-            return ("failed", WorkFailed(f"{type(err).__name__}: {err}"))
-
-    def _result(self, handle):
-        """The verdicts by schedule of a stage's runs, or the WorkTimeout / WorkFailed that kept them."""
-        where, value = handle
-        if where != "remote":
-            return value
-        merged: dict = {}
-        for result in self.workers.gather(value):
-            if not isinstance(result, dict):
-                return result
-            merged.update(result)
-        return merged
-
-    def _gate_failed(self, problem: str, why) -> Judgement:
-        message = (f"a gate stage took over {why.seconds:g} s" if isinstance(why, WorkTimeout) else why.message)
-        return self._fail("infra_error", problem, message)
-
-    def _gate_judgement(self, problem: str, results, source: str) -> Judgement:
-        gated = decide(results, self.gate.schedules, checker_alone=results[0][1][self.gate.schedules[0]])
+    def _gate_judgement(self, problem: str, gated: GateVerdict, source: str) -> Judgement:
         verdict = gated.verdict
-        witness = _witness(verdict, [v for _, by_schedule in results for v in by_schedule.values()])
+        witness = _witness(verdict, [v for _, by_schedule in gated.results for v in by_schedule.values()])
         if self.field is not None and witness is not None:
             info = gated.info(self.checker_id)
             self.field.record(source, problem, gate=self.checker_id, checker=self.gate.checker.version_id,
@@ -426,13 +342,14 @@ class Judge:
         for index, v in enumerate(verdict.inputs):   # input ids name seeds: tell the position only
             message = message.replace(v.input_id, f"#{index} of the {gated.stage} stage")
         summary = () if verdict.accepted else tuple({"stage": gated.stage, **row} for row in _input_summary(verdict))
-        return Judgement(self.shaping.reward(category), verdict.accepted, verdict.outcome, category,
-                         self.checker_id, problem, message, False, summary, None,
-                         gated.info(self.checker_id))
+        return Judgement(reward=self.shaping.reward(category), accepted=verdict.accepted, outcome=verdict.outcome,
+                         category=category, checker=self.checker_id, problem=problem, message=message,
+                         inputs=summary, gate=gated.info(self.checker_id))
 
     def _fail(self, category: str, problem: str, message: str, outcome: str | None = None) -> Judgement:
-        return Judgement(self.shaping.reward(category), False, outcome or category, category,
-                         self.checker_id, problem, message, infra_error=category == "infra_error")
+        return Judgement(reward=self.shaping.reward(category), accepted=False, outcome=outcome or category,
+                         category=category, checker=self.checker_id, problem=problem, message=message,
+                         infra_error=category == "infra_error")
 
     def _screen_source(self, source: Any, problem: str) -> Judgement | None:
         """Parse, check and NVRTC-compile; a Judgement when the text goes no further."""
@@ -498,15 +415,17 @@ class Judge:
         if not isinstance(verdict, Verdict):
             why = (f"the checker run took over {verdict.seconds:g} s" if isinstance(verdict, WorkTimeout)
                    else verdict.message)
-            return Judgement(self.shaping.reward("infra_error"), False, "infra_error", "infra_error",
-                             self.checker_id, problem, why, True, (), prescreen)
+            return Judgement(reward=self.shaping.reward("infra_error"), accepted=False, outcome="infra_error",
+                             category="infra_error", checker=self.checker_id, problem=problem, message=why,
+                             infra_error=True, prescreen=prescreen)
         category = _category(verdict)
         if prescreen is not None and prescreen.get("pool_accepted") is not None:
             prescreen["false_accept"] = verdict.accepted and not prescreen["pool_accepted"]
             prescreen["false_reject"] = (not verdict.accepted) and prescreen["pool_accepted"]
-        return Judgement(self.shaping.reward(category), verdict.accepted, verdict.outcome, category,
-                         self.checker_id, problem, _scrub(verdict.message, suite, problem), False,
-                         _input_summary(verdict), prescreen)
+        return Judgement(reward=self.shaping.reward(category), accepted=verdict.accepted, outcome=verdict.outcome,
+                         category=category, checker=self.checker_id, problem=problem,
+                         message=_scrub(verdict.message, suite, problem), inputs=_input_summary(verdict),
+                         prescreen=prescreen)
 
     def _prescreen(self, handles: dict) -> dict | None:
         """The prescreen's report: pool size, failures, the nearest mutant; `status` says whether
@@ -533,6 +452,49 @@ class Judge:
         report.update(pool_failures=len(failing), pool_accepted=all(r.accepted for r in results),
                       nearest_mutant=pool.nearest_mutant(failing))
         return report
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A stage's calls in flight on the workers."""
+
+    calls: list
+
+
+class _StageRuns:
+    """The gate's `StageRunner`: the suite stage runs on the Ray workers when *suite_on_workers*
+    (a batch), the later stages when *later_on_workers*, else in this process; a worker's timeout
+    or failure, or mutagym's own failure here, is a `GateFailure`."""
+
+    def __init__(self, workers: JudgePool, schedules: tuple[str, ...], backend: str, cache: InputCache, *,
+                 suite_on_workers: bool, later_on_workers: bool):
+        self.workers, self.schedules, self.backend, self.cache = workers, schedules, backend, cache
+        self.suite_on_workers, self.later_on_workers = suite_on_workers, later_on_workers
+
+    def start(self, stage: str, checker: CheckerVersion, problem: str, source: str, refs, *, split: bool):
+        if self.suite_on_workers if stage == "suite" else self.later_on_workers:
+            try:
+                calls = [(s,) for s in self.schedules] if split else [self.schedules]
+                return _Sent([self.workers.submit(checker, problem, source, schedule=c, suite=refs) for c in calls])
+            except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
+                return GateFailure(f"{type(err).__name__}: {err}")
+        try:
+            return evaluate_source_schedules(checker, problem, source, self.schedules, backend=self.backend,
+                                             suite=refs, cache=self.cache)
+        except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
+            return GateFailure(f"{type(err).__name__}: {err}")
+
+    def result(self, handle):
+        if not isinstance(handle, _Sent):
+            return handle
+        merged: dict = {}
+        for result in self.workers.gather(handle.calls):
+            if isinstance(result, WorkTimeout):
+                return GateFailure(f"a gate stage took over {result.seconds:g} s")
+            if isinstance(result, WorkFailed):
+                return GateFailure(result.message)
+            merged.update(result)
+        return merged
 
 
 def _scrub(message: str, suite, problem: str) -> str:
