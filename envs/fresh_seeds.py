@@ -3,7 +3,8 @@
 Each input of the suite keeps its generator and shape preset and gets a seed derived from a secret
 and a counter (sha256), so the draws are unpredictable without the secret and reproducible with it.
 A drawn input is used only after the validity gate passed it for the checker's comparator (every
-correct kernel of the problem passes it), so fresh seeds never turn into false rejects. Inputs are
+correct kernel of the problem passes it, in every one of `schedules`), so fresh seeds never turn
+into false rejects; that gate also measures each draw's envelope (`take_envelope`). Inputs are
 gated in batches and each is used once; the draws a whole trainer batch needs are gated together
 (`redraw_many`: one run of each correct kernel per problem), which is what keeps gating cheap.
 
@@ -21,6 +22,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from ..rewards.checker import CheckerVersion, InputRef
+from ..rewards.envelope import InputEnvelope
 from ..rewards.input_cache import InputCache
 from ..rewards.validity import check_validity
 from ..substrates.catalog import load_problem
@@ -36,16 +38,28 @@ class FreshSuites:
     """Draws fresh, gated suites; `batch` inputs are gated at once per suite entry."""
 
     def __init__(self, secret: int | str | bytes, *, backend: str = "cpu", cache: InputCache | None = None,
-                 batch: int = 4, max_rounds: int = 4):
+                 batch: int = 4, max_rounds: int = 4, schedules: Sequence[str] = ("ascending",)):
         self._secret = secret if isinstance(secret, bytes) else str(secret).encode()
         self.backend, self.batch, self.max_rounds = backend, batch, max_rounds
+        self.schedules = tuple(schedules)
         self.cache = cache if cache is not None else InputCache()
         self._ready: dict[tuple, deque[InputRef]] = {}
         self._counter: dict[tuple, int] = {}
+        self._envelopes: dict[tuple[str, str], InputEnvelope] = {}
+
+    def take_envelope(self, problem: str, ref: InputRef) -> InputEnvelope | None:
+        """The envelope a drawn input's validity gate measured (in `schedules`), handed over once
+        (None after, or for an input this stream did not draw): a long run keeps no history."""
+        return self._envelopes.pop((problem, ref.id_for(load_problem(problem))), None)
 
     def _seed(self, key: tuple, n: int) -> int:
         digest = hashlib.sha256(self._secret + repr((key, n)).encode()).digest()
         return int.from_bytes(digest[:7], "little")
+
+    def seed_for(self, *key: str) -> int:
+        """A seed of this stream for `key` (the same key, the same seed): unpredictable without
+        the secret, reproducible with it."""
+        return self._seed(("seed", *key), 0)
 
     def draw(self, checker: CheckerVersion, problem: str) -> list[InputRef]:
         """One fresh suite for `problem`: the checker's inputs with new, gated seeds."""
@@ -111,12 +125,14 @@ class FreshSuites:
                     continue
                 groups.setdefault((problem, key[3:]), (checker, []))[1].append((key, r, g, refs))
         for (problem, _), (checker, made) in groups.items():
-            verdicts = check_validity(load_problem(problem), [g for _, _, g, _ in made],
-                                      checker.comparator_for(problem), backend=self.backend,
+            comparator = checker.comparator_for(problem)
+            verdicts = check_validity(load_problem(problem), [g for _, _, g, _ in made], comparator,
+                                      backend=self.backend, schedules=self.schedules,
                                       references=[refs for *_, refs in made])
-            for (key, r, _, _), v in zip(made, verdicts):
+            for (key, r, g, refs), v in zip(made, verdicts):
                 if v.valid:
                     self._ready[key].append(r)
+                    self._envelopes[(problem, g.id)] = v.envelope(load_problem(problem), comparator, refs)
 
     def pick(self, problem: str, choices: list, k: int) -> list:
         """`k` of `choices` (without repeats), chosen anew by the secret stream at every call."""

@@ -33,6 +33,10 @@ from ..rewards.generators import ORDINARY_GENERATORS, families_for, parse_input_
 from ..rewards.shapes import shape_classes
 from ..runtime.errors import InfrastructureError
 from ..substrates.catalog import load_problem
+from ..rewards import falsify, generators, moves, shapes
+from ..rewards.envelope import DEFAULT_RULE, EnvelopeRule, EnvelopeSet
+from ..rewards.falsify import SearchBudget, SearchPlan
+from .envelopes import EnvelopeStore
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .pool import PoolRegistry
 
@@ -49,6 +53,8 @@ FRESH_POOL_PATTERNS = 4
 FRESH_SHAPE_PATTERNS = 2
 #: Ordinary dense-random generators a shape class is paired with, besides the value families.
 ORDINARY = ORDINARY_GENERATORS
+#: What the falsification search of one kernel may spend (`rewards.falsify.SearchBudget`).
+SEARCH_BUDGET = SearchBudget()
 #: Fresh draws validity-gated at least per pattern whose ready draws ran out. Every draw an
 #: evaluation (or a trainer's batch) needs is gated in one run of the correct kernels, so a larger
 #: batch saves no run; it only gates draws ahead, which a short run never uses. Two keeps a spare
@@ -92,6 +98,19 @@ class GateVerdict:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One stage of one problem: its name, the checker whose comparator judges it, its inputs
+    (None: the checker's own suite) and their envelopes; a search stage's `search` plan (its
+    inputs are where the search starts)."""
+
+    name: str
+    checker: CheckerVersion
+    refs: list[InputRef] | None
+    envelopes: EnvelopeSet
+    search: SearchPlan | None = None
+
+
+@dataclass(frozen=True)
 class GateFailure:
     """A stage could not be judged (a worker timed out or failed, no fresh draw passed the
     validity gate): mutagym's failure, never the kernel's."""
@@ -102,13 +121,11 @@ class GateFailure:
 class StageRunner(Protocol):
     """Runs one stage of one kernel for the gate; where (here or on workers) is the runner's choice.
 
-    `start` sends the runs of `source` on `refs` (None: the checker's own suite) for the stage
-    named `stage` under every order of the gate and returns a handle at once; *split* asks for
-    one call per order (one kernel's orders side by side). `result` waits for a handle: the
-    verdicts by order, or a `GateFailure`."""
+    `start` sends the runs of `source` for `stage` under every order of the gate and returns a
+    handle at once; *split* asks for one call per order (one kernel's orders side by side).
+    `result` waits for a handle: the verdicts by order, or a `GateFailure`."""
 
-    def start(self, stage: str, checker: CheckerVersion, problem: str, source: str,
-              refs: list[InputRef] | None, *, split: bool) -> Any: ...
+    def start(self, stage: Stage, problem: str, source: str, *, split: bool) -> Any: ...
 
     def result(self, handle: Any) -> "dict[str, Verdict] | GateFailure": ...
 
@@ -116,24 +133,31 @@ class StageRunner(Protocol):
 class RewardGate:
     """The stages of one gate: `checker` (stage 1), the pools (stage 2) and fresh draws (stage 3,
     from `fresh`, a `FreshSuites` whose secret makes the draws unpredictable and reproducible;
-    None for a gate that only states its contract)."""
+    None for a gate that only states its contract). Every input of every stage is also judged
+    against its envelope under `rule` (`rewards.envelope`): the pool file's, else measured in the
+    gate's orders and kept (`envelopes.EnvelopeStore`)."""
 
     def __init__(self, checker: CheckerVersion, pools: PoolRegistry, fresh: FreshSuites | None,
-                 schedules: Sequence[str] = SCHEDULES):
-        self.checker, self.pools, self.fresh = checker, pools, fresh
+                 schedules: Sequence[str] = SCHEDULES, rule: EnvelopeRule = DEFAULT_RULE):
+        self.checker, self.pools, self.fresh, self.rule = checker, pools, fresh, rule
         self.schedules = tuple(schedules)
         self._unusable: set[tuple[str, tuple[str, str]]] = set()   # shape patterns no draw passes
 
     @functools.cached_property
+    def envelopes(self) -> EnvelopeStore:
+        return EnvelopeStore(self.pools.pool_file, backend=self.pools.backend, schedules=self.schedules,
+                             rule=self.rule)
+
+    @functools.cached_property
     def version_id(self) -> str:
-        """`gate-<hash12>` over the checker version, the pool file, the code that draws shapes and
-        values (the pool's coverage inputs and the fresh draws), the orders and the draw counts."""
+        """`gate-<hash12>` over the checker version, the pool file (its envelopes with it), the code
+        that draws shapes and values (the pool's coverage inputs and the fresh draws), the orders,
+        the draw counts, the envelope rule and the search (its budget and code)."""
         pool_file = self.pools.pool_file
         pool_hash = hashlib.sha256(pool_file.read_bytes()).hexdigest()[:16] if pool_file else "validity-gate"
-        from ..rewards import generators, shapes
-        drawing = hashlib.sha256(Path(shapes.__file__).read_bytes() + Path(generators.__file__).read_bytes())
-        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, drawing.hexdigest()[:16], list(self.schedules),
-                FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY)]
+        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, _code_hash(shapes, generators), list(self.schedules),
+                FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY), self.rule.as_dict(),
+                SEARCH_BUDGET.as_dict(), _code_hash(moves, falsify)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
     def judge(self, items: Sequence[tuple[str, str]], runner: StageRunner) -> list["GateVerdict | GateFailure"]:
@@ -141,8 +165,12 @@ class RewardGate:
         failure: the suite for all of them, then the pool and fresh stages of those that passed
         it, every kernel's pool runs sent before the fresh draws are made; a kernel alone splits
         its orders. The later stages' runs of a kernel that failed are not waited for."""
-        first = [runner.start("suite", self.checker, problem, source, None, split=False)
-                 for source, problem in items]
+        first = []
+        for source, problem in items:
+            try:
+                first.append(runner.start(self.suite_stage(problem), problem, source, split=False))
+            except InfrastructureError as err:
+                first.append(GateFailure(f"the gate's suite stage: {err}"))
         results: dict[int, list[tuple[str, dict[str, Verdict]]]] = {}
         out: list[GateVerdict | GateFailure | None] = [None] * len(items)
         for k, handle in enumerate(first):
@@ -162,8 +190,7 @@ class RewardGate:
                 out[k] = stage
                 del later[k]
                 return
-            name, checker, refs = stage
-            later[k].append((name, runner.start(name, checker, problem, source, refs, split=split)))
+            later[k].append((stage.name, runner.start(stage, problem, source, split=split)))
 
         for k in list(later):
             try:
@@ -185,9 +212,33 @@ class RewardGate:
                 results[k].append((name, verdicts))
                 if not all(v.accepted for v in verdicts.values()):
                     break
-            if out[k] is None:
-                out[k] = self.decide(results[k])
+        searched = {k: runner.start(self.search_stage(*items[k], results[k]), items[k][1], items[k][0], split=False)
+                    for k in later if out[k] is None}
+        for k, handle in searched.items():
+            verdicts = runner.result(handle)
+            if isinstance(verdicts, GateFailure):
+                out[k] = verdicts
+                continue
+            results[k].append(("search", verdicts))
+            out[k] = self.decide(results[k])
         return out
+
+    def search_stage(self, source: str, problem: str, results: Sequence[tuple[str, dict[str, Verdict]]]) -> Stage:
+        """The falsification search of a kernel that passed every fixed stage (`rewards.falsify`):
+        it starts from the inputs where the kernel's error came closest to its envelope, and its
+        seed comes from the gate's secret and the text, so the same kernel meets the same search
+        under the same gate."""
+        scores: dict[str, float] = {}
+        for _, by_schedule in results:
+            for verdict in by_schedule.values():
+                for v in verdict.inputs:
+                    scores[v.input_id] = max(scores.get(v.input_id, 0.0), v.envelope_used or 0.0)
+        best = sorted(scores, key=lambda i: (-scores[i], i))[:SEARCH_BUDGET.parents]
+        starts = [InputRef(generator=g, preset=pr, seed=sd) for _, g, pr, sd in map(parse_input_id, best)]
+        text = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+        seed = self.fresh.seed_for("search", problem, text) if self.fresh is not None else int(text[:15], 16)
+        pool = self.pools.get(problem).checker()
+        return Stage("search", pool, starts, EnvelopeSet(self.rule), SearchPlan(seed, SEARCH_BUDGET))
 
     def decide(self, stage_results: Sequence[tuple[str, dict[str, Verdict]]]) -> GateVerdict:
         """The verdict from each run stage's verdicts by order, in stage order: the first failing
@@ -207,12 +258,17 @@ class RewardGate:
                     return GateVerdict(verdict, stage, schedule, failing, checker_alone, run)
         return GateVerdict(last, None, None, None, checker_alone, run)
 
-    def pool_stage(self, problem: str) -> tuple[str, CheckerVersion, list[InputRef]]:
-        """(stage, checker whose comparator judges it, inputs) of the pool of record."""
-        pool = self.pools.get(problem).checker()
-        return "pool", pool, pool.inputs_for(problem)
+    def suite_stage(self, problem: str) -> Stage:
+        """The hardened checker's own suite."""
+        return Stage("suite", self.checker, None, self.envelopes.envelopes(problem, self.checker.inputs_for(problem)))
 
-    def fresh_stages(self, problems: Sequence[str]) -> list[tuple[str, CheckerVersion, list[InputRef]] | FreshSeedError]:
+    def pool_stage(self, problem: str) -> Stage:
+        """The pool of record, judged at the problem's tolerance."""
+        pool = self.pools.get(problem).checker()
+        refs = pool.inputs_for(problem)
+        return Stage("pool", pool, refs, self.envelopes.envelopes(problem, refs))
+
+    def fresh_stages(self, problems: Sequence[str]) -> list[Stage | FreshSeedError]:
         """The fresh stage of each entry of `problems` (a trainer's batch names a problem once per
         kernel), drawn anew at every call (see `fresh_inputs`). Kernels of one batch for the same
         problem share its draws: none of them can have seen the draws, and a GRPO group is then
@@ -236,7 +292,10 @@ class RewardGate:
                 else:
                     inputs.append(r)
             lost = next((ref for ref, r in zip(patterns, inputs) if r is None), None)
-            stage_of[problem] = ("fresh", pool, inputs) if lost is None else FreshSeedError(
+            measured = {r.id_for(load_problem(problem)): e for r in inputs if r is not None
+                        and (e := self.fresh.take_envelope(problem, r)) is not None}
+            stage_of[problem] = Stage("fresh", pool, inputs, self.envelopes.envelopes(
+                problem, inputs, measured)) if lost is None else FreshSeedError(
                 f"problem {problem!r}: no fresh {lost.generator}/{lost.preset} input passed the validity "
                 f"gate in {self.fresh.max_rounds} rounds of draws")
         return [stage_of[problem] for problem in problems]
@@ -250,7 +309,7 @@ class RewardGate:
         [stage] = self.fresh_stages([problem])
         if isinstance(stage, FreshSeedError):
             raise stage
-        return stage[2]
+        return stage.refs
 
     def _fresh_plan(self, problem: str) -> tuple[CheckerVersion, list[InputRef], list[InputRef]]:
         """(the pool's checker, the patterns to redraw, the shape-class patterns) of one evaluation."""
@@ -280,6 +339,11 @@ class RewardGate:
                                  | {f"@{c}" for c in shape_classes(p)}),
                 "values": sorted({r.generator for r in refs} | set(families_for(p)) | set(ORDINARY)),
                 "thread_orders": list(self.schedules)}
+
+
+def _code_hash(*modules) -> str:
+    """The hash of the modules' source: what they decide is part of a gate's version."""
+    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in modules)).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=256)

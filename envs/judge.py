@@ -32,12 +32,13 @@ from typing import Any
 
 from ..rewards.checker import (CheckerVersion, InputVerdict, Verdict, default_checker, evaluate_source_schedules,
                                load_checker)
+from ..rewards.falsify import search_source
 from ..rewards.input_cache import InputCache
 from ..rewards.judging import BUILD_FAULTS, RUN_FAULTS
 from ..runtime.errors import CompileError, InfrastructureError, SubmissionError
 from .field_ledger import FieldLedger
 from .fresh_seeds import FreshSeedError, FreshSuites
-from .gate import FRESH_BATCH, GateFailure, GateVerdict, RewardGate
+from .gate import FRESH_BATCH, GateFailure, GateVerdict, RewardGate, Stage
 from .pool import PoolRegistry
 from .prescreen import JudgePool, WorkFailed, WorkTimeout
 
@@ -471,16 +472,21 @@ class _StageRuns:
         self.workers, self.schedules, self.backend, self.cache = workers, schedules, backend, cache
         self.suite_on_workers, self.later_on_workers = suite_on_workers, later_on_workers
 
-    def start(self, stage: str, checker: CheckerVersion, problem: str, source: str, refs, *, split: bool):
-        if self.suite_on_workers if stage == "suite" else self.later_on_workers:
+    def start(self, stage: Stage, problem: str, source: str, *, split: bool):
+        if self.suite_on_workers if stage.name == "suite" else self.later_on_workers:
             try:
-                calls = [(s,) for s in self.schedules] if split else [self.schedules]
-                return _Sent([self.workers.submit(checker, problem, source, schedule=c, suite=refs) for c in calls])
+                calls = [(s,) for s in self.schedules] if split and stage.search is None else [self.schedules]
+                return _Sent([self.workers.submit(stage.checker, problem, source, schedule=c, suite=stage.refs,
+                                                  envelopes=stage.envelopes, search=stage.search) for c in calls])
             except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
                 return GateFailure(f"{type(err).__name__}: {err}")
         try:
-            return evaluate_source_schedules(checker, problem, source, self.schedules, backend=self.backend,
-                                             suite=refs, cache=self.cache)
+            if stage.search is not None:
+                return search_source(stage.checker, problem, source, stage.refs, stage.search,
+                                     schedules=self.schedules, rule=stage.envelopes.rule, backend=self.backend,
+                                     cache=self.cache)
+            return evaluate_source_schedules(stage.checker, problem, source, self.schedules, backend=self.backend,
+                                             suite=stage.refs, cache=self.cache, envelopes=stage.envelopes)
         except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
             return GateFailure(f"{type(err).__name__}: {err}")
 

@@ -37,7 +37,7 @@ from ..substrates.catalog import Problem, load_problem
 
 __all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "POOL_PRESET_GENERATORS", "PoolRegistry", "ProblemPool",
            "default_pool_file", "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools",
-           "coverage_inputs"]
+           "coverage_inputs", "write_pool_doc"]
 
 FORMAT = "mutagym.pool-of-record/1"
 #: The schedules a pool judges under (the kill matrix's defaults).
@@ -143,6 +143,11 @@ def save_pools(pools: Mapping[str, ProblemPool], path: str | os.PathLike) -> Pat
     origins = sorted({p.origin for p in pools.values()})
     doc = {"format": FORMAT, "origin": origins[0] if len(origins) == 1 else origins,
            "problems": {pid: _pool_doc(p) for pid, p in sorted(pools.items())}}
+    return write_pool_doc(path, doc)
+
+
+def write_pool_doc(path: str | os.PathLike, doc: dict) -> Path:
+    """Write a pool file's document (deterministic gzip JSON), replacing the file atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()

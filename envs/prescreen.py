@@ -25,7 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..mutants.ray_pool import RayPool
-from ..rewards.checker import CheckerVersion, InputRef, Verdict, evaluate_source, evaluate_source_schedules
+from ..rewards.checker import CheckerVersion, InputRef, Verdict, evaluate_source_schedules
+from ..rewards.envelope import EnvelopeSet
+from ..rewards.falsify import SearchPlan, search_source
 
 __all__ = ["JudgePool", "WorkFailed", "WorkTimeout"]
 
@@ -58,13 +60,18 @@ class _Worker:
         return os.getpid()
 
     def evaluate(self, checker: CheckerVersion, problem: str, source: str, schedules: tuple[str, ...],
-                 suite: list[InputRef] | None, run_timeout_s: float) -> Verdict | dict[str, Verdict]:
-        """One verdict for one schedule (a string); a verdict per schedule for a tuple of them."""
-        if isinstance(schedules, str):
-            return evaluate_source(checker, problem, source, backend=self.backend, schedule=schedules,
-                                   timeout_s=run_timeout_s, suite=suite, cache=self.cache)
-        return evaluate_source_schedules(checker, problem, source, schedules, backend=self.backend,
-                                         timeout_s=run_timeout_s, suite=suite, cache=self.cache)
+                 suite: list[InputRef] | None, run_timeout_s: float, envelopes: EnvelopeSet | None = None,
+                 search: SearchPlan | None = None) -> Verdict | dict[str, Verdict]:
+        """One verdict for one schedule (a string); a verdict per schedule for a tuple of them.
+        With a `search` plan, the falsification search from `suite` instead (`rewards.falsify`)."""
+        if search is not None:
+            return search_source(checker, problem, source, suite, search, schedules=schedules,
+                                 rule=envelopes.rule, backend=self.backend, cache=self.cache,
+                                 timeout_s=run_timeout_s)
+        verdicts = evaluate_source_schedules(checker, problem, source, (schedules,) if isinstance(schedules, str)
+                                             else schedules, backend=self.backend, timeout_s=run_timeout_s,
+                                             suite=suite, cache=self.cache, envelopes=envelopes)
+        return verdicts[schedules] if isinstance(schedules, str) else verdicts
 
 
 class JudgePool:
@@ -143,14 +150,18 @@ class JudgePool:
 
     # ------------------------------------------------------------------ work
     def submit(self, checker: CheckerVersion, problem: str, source: str, *,
-               schedule: str | tuple[str, ...] = "ascending", suite: Sequence[InputRef] | None = None):
+               schedule: str | tuple[str, ...] = "ascending", suite: Sequence[InputRef] | None = None,
+               envelopes: EnvelopeSet | None = None, search: SearchPlan | None = None):
         """Queue one evaluation on the least busy actor; returns a handle for `gather`, which gives
-        a `Verdict` for one schedule, or a dict of them when *schedule* is a tuple of schedules."""
+        a `Verdict` for one schedule, or a dict of them when *schedule* is a tuple of schedules.
+        With `envelopes`, the inputs that have one are judged against it too; with `search`, the
+        call is that falsification search (from `suite`, under the tuple of orders *schedule*)."""
         self._start()
         k = min(self._in_flight, key=lambda i: (self._in_flight[i], i))
         self._in_flight[k] += 1
         ref = self._actors[k].evaluate.remote(checker, problem, source, schedule,
-                                              list(suite) if suite is not None else None, self.run_timeout_s)
+                                              list(suite) if suite is not None else None, self.run_timeout_s,
+                                              envelopes, search)
         return (k, ref)
 
     def gather(self, handles: Sequence) -> list[Verdict | WorkTimeout | WorkFailed]:

@@ -46,8 +46,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ..substrates.catalog import Problem, load_problem
 from .comparator import Comparator
-from .generators import ALL_GENERATORS, GeneratedInput, generate, scale_inputs
+from .generators import ALL_GENERATORS, GeneratedInput
+from .moves import make_input, split_moves
 from .input_cache import InputCache
+from .envelope import EnvelopeSet
 from .judging import OK, WRONG, CaseJudgement, build_fault, judge_kernel, judge_result, shared_cache
 
 __all__ = ["CheckerError", "CheckerVersion", "ComparatorSpec", "InputRef", "InputVerdict",
@@ -98,7 +100,8 @@ class InputRef(BaseModel):
     @field_validator("generator")
     @classmethod
     def _known_generator(cls, name: str) -> str:
-        base, _, scale = name.partition("*")
+        moved, _ = split_moves(name)
+        base, _, scale = moved.partition("*")
         if base not in ALL_GENERATORS:
             close = difflib.get_close_matches(base, list(ALL_GENERATORS), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -116,9 +119,7 @@ class InputRef(BaseModel):
 
     def generate(self, problem: Problem) -> GeneratedInput:
         """The concrete arrays of this input for `problem`."""
-        base, _, scale = self.generator.partition("*")
-        g = generate(problem, base, preset=self.preset, seed=self.seed)
-        return scale_inputs(problem, g, float(scale)) if scale else g
+        return make_input(problem, self.generator, self.preset, self.seed)
 
 
 class ComparatorSpec(BaseModel):
@@ -389,6 +390,7 @@ class InputVerdict:
     max_rel: float = 0.0
     mismatch_ratio: float = 0.0
     message: str = ""
+    envelope_used: float | None = None
 
 
 @dataclass(frozen=True)
@@ -425,7 +427,8 @@ def _judge(checker: CheckerVersion, problem: Problem, generated: Sequence[Genera
 
 def _verdict(checker: CheckerVersion, problem: Problem, cases: Sequence[CaseJudgement]) -> Verdict:
     """A fault outranks a wrong answer; the first of either, in suite order, names the outcome."""
-    per_input = [InputVerdict(c.input_id, c.passed, c.outcome, c.max_abs, c.max_rel, c.mismatch_ratio, c.message)
+    per_input = [InputVerdict(c.input_id, c.passed, c.outcome, c.max_abs, c.max_rel, c.mismatch_ratio, c.message,
+                              c.envelope_used)
                  for c in cases]
     faults = [v for v in per_input if v.outcome not in (OK, WRONG)]
     wrong = [v for v in per_input if v.outcome == WRONG]
@@ -478,10 +481,11 @@ def evaluate_source(checker: CheckerVersion, problem: str | Problem, source: str
 
 def evaluate_source_schedules(checker: CheckerVersion, problem: str | Problem, source: str,
                               schedules: Sequence[str], *, backend: str = "cpu", timeout_s: float = 30.0,
-                              suite: Sequence[InputRef] | None = None,
-                              cache: InputCache | None = None) -> dict[str, Verdict]:
+                              suite: Sequence[InputRef] | None = None, cache: InputCache | None = None,
+                              envelopes: EnvelopeSet | None = None) -> dict[str, Verdict]:
     """`evaluate_source` under each of `schedules` (thread orders), one verdict each: the kernel
-    is built once and the inputs laid out once for all of them."""
+    is built once and the inputs laid out once for all of them. With `envelopes`, an input that
+    has one is also judged against it (`rewards.envelope`)."""
     from ..runtime import SubmissionError, compile
 
     p = _problem(problem)
@@ -491,18 +495,20 @@ def evaluate_source_schedules(checker: CheckerVersion, problem: str | Problem, s
     except SubmissionError as err:
         fault = build_fault(err)
         return {s: _failed_everywhere(checker, p, refs, fault, f"{fault}: {err}") for s in schedules}
-    return evaluate_kernel(checker, p, kernel, refs, schedules, timeout_s=timeout_s, cache=cache)
+    return evaluate_kernel(checker, p, kernel, refs, schedules, timeout_s=timeout_s, cache=cache,
+                           envelopes=envelopes)
 
 
 def evaluate_kernel(checker: CheckerVersion, problem: Problem, kernel, refs: Sequence[InputRef],
                     schedules: Sequence[str], *, timeout_s: float = 30.0,
-                    cache: InputCache | None = None) -> dict[str, Verdict]:
+                    cache: InputCache | None = None, envelopes: EnvelopeSet | None = None) -> dict[str, Verdict]:
     """Judge a built kernel on `refs` under each schedule with `checker`'s comparator for
     `problem` (`judging.judge_kernel`), one verdict per schedule."""
     store = cache if cache is not None else shared_cache()
     made = [store.get(problem, r) for r in refs]
+    checks = None if envelopes is None else [envelopes.check_for(g.id) for g, _ in made]
     judged = judge_kernel(kernel, problem, [g for g, _ in made], checker.comparator_for(problem), schedules,
-                          timeout_s=timeout_s, references=[ref for _, ref in made])
+                          timeout_s=timeout_s, references=[ref for _, ref in made], envelopes=checks)
     return {s: _verdict(checker, problem, cases) for s, cases in judged.items()}
 
 

@@ -72,7 +72,7 @@ from ..substrates.catalog import Problem
 from .shapes import draw_dims
 
 __all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput",
-           "ORDINARY_GENERATORS",
+           "ORDINARY_GENERATORS", "dims_preset", "explicit_dims",
            "Generator", "NotApplicable", "OVERFLOW_RANGE", "HUNDREDS_STEP", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
            "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
 
@@ -515,8 +515,8 @@ class NotApplicable(ValueError):
 def generate(problem: Problem, generator: str, *, preset: str = "official", seed: int = 0) -> GeneratedInput:
     """Make the input set `problem:generator:preset:seed`.
 
-    `preset` is a preset name, or `@<class>` for the dims `rewards.shapes.draw_dims(problem,
-    class, seed)` draws. Raises KeyError naming the known generators for an unknown one (and for
+    `preset` is a preset name, `@<class>` for the dims `rewards.shapes.draw_dims(problem,
+    class, seed)` draws, or `=dim=size,...` for explicit dims (`explicit_dims`). Raises KeyError naming the known generators for an unknown one (and for
     an unknown preset or class), `NotApplicable` for a family that does not apply to the problem.
 
     >>> from mutagym.substrates.catalog import load_problem
@@ -532,7 +532,8 @@ def generate(problem: Problem, generator: str, *, preset: str = "official", seed
     reason = why_not(problem, generator)
     if reason:
         raise NotApplicable(f"generator {generator!r} does not apply to problem {problem.id!r}: {reason}")
-    dims = draw_dims(problem, preset[1:], seed) if preset.startswith("@") else problem.preset(preset)
+    dims = (draw_dims(problem, preset[1:], seed) if preset.startswith("@")
+            else explicit_dims(problem, preset) if preset.startswith("=") else problem.preset(preset))
     rng = np.random.default_rng(_seed_for(problem.id, generator, preset, seed))
     inputs, made = {}, {}
     for spec in problem.spec.inputs:
@@ -541,6 +542,33 @@ def generate(problem: Problem, generator: str, *, preset: str = "official", seed
         made[spec.name] = (inputs[spec.name], spec.role)
     return GeneratedInput(f"{problem.id}:{generator}:{preset}:{seed}", problem.id, generator, preset,
                           seed, dims, inputs)
+
+
+def explicit_dims(problem: Problem, preset: str) -> dict[str, int]:
+    """The dims of an explicit preset `=name=size,name=size`, each inside its declared range
+    (ValueError naming the preset otherwise); `dims_preset` writes one.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> explicit_dims(load_problem("softmax"), "=cols=5,rows=1")
+    {'cols': 5, 'rows': 1}
+    """
+    try:
+        sizes = {name: int(size) for name, size in (part.split("=") for part in preset[1:].split(","))}
+    except ValueError:
+        raise ValueError(f"preset {preset!r} is not of the form '=dim=size,dim=size'") from None
+    try:
+        return problem.check_dims(sizes)
+    except ValueError as err:
+        raise ValueError(f"preset {preset!r}: {err}") from None
+
+
+def dims_preset(dims: dict[str, int]) -> str:
+    """The explicit preset naming `dims` (names sorted, so the same dims give the same id).
+
+    >>> dims_preset({"rows": 1, "cols": 5})
+    '=cols=5,rows=1'
+    """
+    return "=" + ",".join(f"{name}={int(size)}" for name, size in sorted(dims.items()))
 
 
 def parse_input_id(input_id: str) -> tuple[str, str, str, int]:
@@ -561,17 +589,16 @@ def parse_input_id(input_id: str) -> tuple[str, str, str, int]:
 
 def generate_from_id(input_id: str) -> GeneratedInput:
     """Rebuild an input from its id (the catalog problem, generator, preset and seed it names);
-    a generator written `name*scale` is `scale_inputs` of that generator's input.
+    a generator written `name*scale` is `scale_inputs` of that generator's input, one written
+    `name~move~...` that input moved (`rewards.moves`).
 
     >>> generate_from_id("relu:sign_mixed*300:tiny:0").id
     'relu:sign_mixed*300:tiny:0'
     """
     from ..substrates.catalog import load_problem
+    from .moves import make_input   # moves build on the generators of this module
     problem_id, generator, preset, seed = parse_input_id(input_id)
-    problem = load_problem(problem_id)
-    base, _, scale = generator.partition("*")
-    g = generate(problem, base, preset=preset, seed=seed)
-    return scale_inputs(problem, g, float(scale)) if scale else g
+    return make_input(load_problem(problem_id), generator, preset, seed)
 
 
 def scale_inputs(problem: Problem, base: GeneratedInput, scale: float) -> GeneratedInput:

@@ -46,6 +46,7 @@ from ..runtime import RunCase, SubmissionError
 from ..runtime.errors import CompileError, LaunchError
 from ..substrates.catalog import Problem
 from .comparator import Comparator, Reference, identical
+from .envelope import EnvelopeRule, InputEnvelope
 from .generators import GeneratedInput
 from .input_cache import InputCache
 
@@ -63,6 +64,9 @@ KERNEL_FAULTS = (WRONG, *BUILD_FAULTS, *RUN_FAULTS)
 OUTCOMES = (OK, *KERNEL_FAULTS)
 #: mutagym failed, not the kernel: a reward path's result, never a case's outcome.
 INFRA_ERROR = "infra_error"
+
+#: What an input is judged against beside the comparator: the rule and the input's envelope.
+Envelope = tuple[EnvelopeRule, InputEnvelope]
 
 _shared = InputCache()
 
@@ -100,7 +104,9 @@ def tolerance_used(out: np.ndarray, ref: np.ndarray | Reference, comparator: Com
 class OutputJudgement:
     """One output against its reference. `tol_needed` (`_p99`): the smallest atol = rtol at which
     it passes with matched ratio 1 (0.99); `tolerance_used`: the share of the budget it used.
-    Both only when the caller asks to `measure` (kill matrices and the validity gate do)."""
+    Both only when the caller asks to `measure` (kill matrices and the validity gate do).
+    `envelope_used`: the share of its envelope's allowance it used (`rewards.envelope`), when it
+    was judged against one."""
 
     name: str
     passed: bool
@@ -111,6 +117,7 @@ class OutputJudgement:
     tol_needed: float | None = None
     tol_needed_p99: float | None = None
     tolerance_used: float | None = None
+    envelope_used: float | None = None
 
 
 @dataclass(frozen=True)
@@ -156,14 +163,23 @@ class CaseJudgement:
     def tolerance_used(self) -> float:
         return self._measured("tolerance_used") or 0.0
 
+    @property
+    def envelope_used(self) -> float | None:
+        """The largest share of an envelope's allowance any output used; None without one."""
+        values = [o.envelope_used for o in self.outputs if o.envelope_used is not None]
+        return max(values) if values else None
+
     def _measured(self, attr: str) -> float | None:
         values = [getattr(o, attr) for o in self.outputs]
         return None if not values or any(v is None for v in values) else max(values)
 
 
 def judge_outputs(outputs: Mapping[str, np.ndarray], references: Mapping[str, np.ndarray | Reference],
-                  comparator: Comparator, *, measure: bool = False) -> tuple[str, tuple[OutputJudgement, ...], str]:
-    """(`ok` or `wrong`, each output's judgement, the failures as one line) of finished outputs."""
+                  comparator: Comparator, *, measure: bool = False, envelope: Envelope | None = None
+                  ) -> tuple[str, tuple[OutputJudgement, ...], str]:
+    """(`ok` or `wrong`, each output's judgement, the failures as one line) of finished outputs.
+    With an `envelope` (rule, the input's envelope), an output the comparator passes must also
+    stay within it."""
     judged, messages = [], []
     for name, expected in references.items():
         if name not in outputs:
@@ -176,14 +192,18 @@ def judge_outputs(outputs: Mapping[str, np.ndarray], references: Mapping[str, np
             extra = {"tol_needed": n1, "tol_needed_p99": n99, "tolerance_used": c.tolerance_used}
         else:
             c, extra = comparator.measure(out, expected)[0], {}
-        judged.append(OutputJudgement(name, c.passed, c.max_abs, c.max_rel, c.mismatch_ratio, c.message, **extra))
-        if not c.passed:
-            messages.append(f"output {name!r}: {c.message}")
+        passed, message = c.passed, c.message
+        if passed and envelope is not None:
+            e = envelope[0].judge(out, expected, envelope[1], name)
+            passed, message, extra["envelope_used"] = e.passed, e.message, e.used
+        judged.append(OutputJudgement(name, passed, c.max_abs, c.max_rel, c.mismatch_ratio, message, **extra))
+        if not passed:
+            messages.append(f"output {name!r}: {message}")
     return (OK if not messages else WRONG), tuple(judged), "; ".join(messages)
 
 
 def judge_result(input_id: str, schedule: str, result: Any, references: Mapping[str, np.ndarray | Reference],
-                 comparator: Comparator, *, measure: bool = False) -> CaseJudgement:
+                 comparator: Comparator, *, measure: bool = False, envelope: Envelope | None = None) -> CaseJudgement:
     """One run judged: `result` is a `RunResult`, a plain `{name: array}` of outputs (a run that
     finished), or the message of a refused launch plan."""
     if isinstance(result, str):
@@ -197,14 +217,15 @@ def judge_result(input_id: str, schedule: str, result: Any, references: Mapping[
                              f"{result.outcome}: {result.message}".rstrip(": "), result.stdout)
     else:
         outputs, stdout = result.outputs, result.stdout
-    outcome, judged, message = judge_outputs(outputs, references, comparator, measure=measure)
+    outcome, judged, message = judge_outputs(outputs, references, comparator, measure=measure, envelope=envelope)
     return CaseJudgement(input_id, schedule, outcome, judged, message, stdout)
 
 
 def judge_kernel(kernel, problem: Problem, inputs: Sequence[GeneratedInput], comparator: Comparator,
                  schedules: Sequence[str] = ("ascending",), *, timeout_s: float = 30.0,
                  references: Sequence[Mapping[str, np.ndarray | Reference]] | None = None,
-                 measure: bool = False, cache: InputCache | None = None) -> dict[str, list[CaseJudgement]]:
+                 measure: bool = False, cache: InputCache | None = None,
+                 envelopes: Sequence[Envelope | None] | None = None) -> dict[str, list[CaseJudgement]]:
     """Each of `inputs` judged under each of `schedules`: schedule -> one `CaseJudgement` per input
     (see `judge_cases`). `references` default to `cache`'s (or the shared cache's) for each input."""
     inputs = list(inputs)
@@ -214,13 +235,14 @@ def judge_kernel(kernel, problem: Problem, inputs: Sequence[GeneratedInput], com
     scalars = problem.scalar_values()
     cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, scalars) for g in inputs]
     return judge_cases(kernel, [g.id for g in inputs], cases, references, comparator, schedules,
-                       timeout_s=timeout_s, measure=measure)
+                       timeout_s=timeout_s, measure=measure, envelopes=envelopes)
 
 
 def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
                 references: Sequence[Mapping[str, np.ndarray | Reference]], comparator: Comparator,
                 schedules: Sequence[str] = ("ascending",), *, timeout_s: float = 30.0,
-                measure: bool = False, seen: "JudgedOutputs | None" = None) -> dict[str, list[CaseJudgement]]:
+                measure: bool = False, seen: "JudgedOutputs | None" = None,
+                envelopes: Sequence[Envelope | None] | None = None) -> dict[str, list[CaseJudgement]]:
     """`cases` (named by `ids`) run under every schedule and judged against `references`.
 
     The buffers are laid out once for every schedule; a schedule whose outputs are bitwise those of
@@ -228,7 +250,8 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
     the same input id (a kill-matrix worker keeps one across the mutants of a problem: most mutants
     compute most inputs exactly as the substrate does). A launch plan refused for some case is that
     case's `launch_error` and the others still run. A kill-matrix worker passes prepared cases
-    (read-only inputs it keeps in device memory) and prepared `Reference`s."""
+    (read-only inputs it keeps in device memory) and prepared `Reference`s. `envelopes`, one per
+    case (None for a case without one), hold each input's envelope and the rule to judge it by."""
     runs = _run(kernel, list(cases), list(schedules), timeout_s)
     out: dict[str, list[CaseJudgement]] = {}
     first = JudgedOutputs()   # each case's outputs and judgements in the orders run so far
@@ -240,7 +263,8 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
                 if earlier:
                     judged.append(replace(earlier, schedule=schedule, stdout=result.stdout))
                     continue
-            judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure))
+            judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure,
+                                       envelope=envelopes[i] if envelopes is not None else None))
             if judged[-1].outputs:
                 first.keep(input_id, result.outputs, judged[-1])
                 if seen is not None:

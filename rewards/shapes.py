@@ -64,7 +64,7 @@ from ..substrates.schema import expression_names
 __all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "COSTLY_CLASSES", "Cost", "DEFAULT_BUDGET",
            "ELEMENT_BUDGET", "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES",
            "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "budget", "classify", "cost", "draw_dims", "main_dim", "shape_classes",
-           "within_budget"]
+           "log_uniform", "toward", "within_budget"]
 
 #: Rows a `many_rows` draw reaches: one past gridDim.y / z (65,535) and past any grid capped there.
 ROW_LIMIT = 65536
@@ -227,7 +227,26 @@ def _largest(problem: Problem, dims: dict, name: str, lo: int, hi: int,
     return lo
 
 
-def _log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:
+def toward(problem: Problem, dims: Mapping[str, int], name: str, size: int, max_elements: int) -> dict | None:
+    """`dims` with dim `name` as close to `size` as the problem's budget and `max_elements` (in
+    its largest tensor) allow: unchanged others if they fit, else the others at their minimum and
+    `name` as large as fits up to `size`; None when even that does not fit.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> toward(load_problem("softmax"), {"rows": 64, "cols": 1024}, "cols", 1 << 20, 1 << 16)
+    {'rows': 1, 'cols': 65536}
+    """
+    fits = (lambda d: cost(problem, d).elements <= max_elements)
+    moved = {**dims, name: size}
+    if within_budget(problem, moved) and fits(moved):
+        return moved
+    floors = _floors(problem)
+    d = problem.dims[name]
+    best = _largest(problem, floors, name, d.min, min(max(size, d.min), d.max), fits)
+    return None if best is None else {**floors, name: best}
+
+
+def log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:
     """An integer in [lo, hi], log-uniformly (small and large sizes alike)."""
     if lo >= hi:
         return lo
@@ -240,7 +259,7 @@ def _pick(rng: np.random.Generator, lo: int, hi: int, step: int = 1, offset: int
     if first > hi:
         return None
     count = (hi - first) // step + 1
-    return first + step * (_log_uniform(rng, 1, count) - 1) if count > 1 else first
+    return first + step * (log_uniform(rng, 1, count) - 1) if count > 1 else first
 
 
 # ------------------------------------------------------------------------------------- classes
@@ -294,7 +313,7 @@ def _free(problem: Problem, rng: np.random.Generator, dims: dict, names: list[st
         hi = _largest(problem, dims, name, dims[name], problem.dims[name].max, fits)
         if hi is None:
             continue
-        v = _log_uniform(rng, dims[name], hi)
+        v = log_uniform(rng, dims[name], hi)
         if snap is not None and (s := _pick(rng, dims[name], hi, snap.step, snap.offset)) is not None:
             v = s
         elif odd and v % 2 == 0 and (v + 1 <= hi or v - 1 >= dims[name]):
@@ -341,7 +360,7 @@ def _draw_long(problem, rng):
     floors = _floors(problem)
     lo = _long_low(problem)
     hi = _largest(problem, dict(floors), main, floors[main], problem.dims[main].max)
-    return None if lo is None or hi is None else {**floors, main: _log_uniform(rng, lo, hi)}
+    return None if lo is None or hi is None else {**floors, main: log_uniform(rng, lo, hi)}
 
 
 @functools.lru_cache(maxsize=512)
@@ -363,7 +382,7 @@ def _draw_large(problem, rng):
     # random order, each at [1/4, 1] of what is left, then a fill in the same order; the fill
     # alone (each dim as large as fits, in that order) if that fell short, else the greedy fill.
     reach = _element_reach(problem)
-    target = _log_uniform(rng, max(1, 3 * reach // 4), reach)
+    target = log_uniform(rng, max(1, 3 * reach // 4), reach)
     fits = (lambda d: cost(problem, d).elements <= target)
     names = list(problem.dims)
     order = [names[i] for i in rng.permutation(len(names))]
@@ -372,7 +391,7 @@ def _draw_large(problem, rng):
         for name in order:
             hi = _largest(problem, dims, name, dims[name], problem.dims[name].max, fits)
             if hi is not None:
-                dims[name] = _log_uniform(rng, max(dims[name], hi // 4), hi) if spread else hi
+                dims[name] = log_uniform(rng, max(dims[name], hi // 4), hi) if spread else hi
         for name in order:
             dims[name] = _largest(problem, dims, name, dims[name], problem.dims[name].max, fits) or dims[name]
         if 2 * cost(problem, dims).elements >= reach:
@@ -384,7 +403,7 @@ def _draw_rows(problem, rng):
     main = main_dim(problem)
     floors = _floors(problem)
     others = [n for n in problem.dims if n != main]
-    short = _log_uniform(rng, floors[main], min(problem.dims[main].max, 16))
+    short = log_uniform(rng, floors[main], min(problem.dims[main].max, 16))
     # a random order and a short main dim first; the spec's order and the shortest one if that fails
     for order, length in (([others[i] for i in rng.permutation(len(others))], short), (others, floors[main])):
         trial = {**floors, main: length}
@@ -394,7 +413,7 @@ def _draw_rows(problem, rng):
                 break
             need = _smallest_rows(problem, trial, name, trial[name], top)
             if need is not None:
-                trial[name] = _log_uniform(rng, need, min(top, 2 * need))
+                trial[name] = log_uniform(rng, need, min(top, 2 * need))
                 return trial
             trial[name] = top
     return None
@@ -427,7 +446,7 @@ def _draw_unit(problem, rng):
     dims = dict(floors)
     if main not in chosen:
         hi = _largest(problem, dims, main, floors[main], problem.dims[main].max)
-        dims[main] = _log_uniform(rng, floors[main], hi) if hi else floors[main]
+        dims[main] = log_uniform(rng, floors[main], hi) if hi else floors[main]
     return _free(problem, rng, dims, rest, floors, FREE_ROWS)
 
 
@@ -439,7 +458,7 @@ def _draw_ge2(problem, rng):
     hi = _largest(problem, dict(floors), main, floors[main], problem.dims[main].max)
     if hi is None:
         return None
-    dims = {**floors, main: _log_uniform(rng, floors[main], hi)}
+    dims = {**floors, main: log_uniform(rng, floors[main], hi)}
     return _free(problem, rng, dims, [n for n in problem.dims if n != main], floors, FREE_ROWS)
 
 

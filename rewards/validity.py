@@ -26,9 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..runtime import RunCase, SubmissionError, compile
+from ..runtime.buffers import numpy_dtype
 from ..substrates.catalog import Problem
 from .comparator import Comparator
+from .envelope import InputEnvelope
 from .generators import GeneratedInput, generate, scale_inputs
 from .input_cache import InputCache
 from .judging import CaseJudgement, comparator_for, judge_cases, shared_cache
@@ -44,8 +48,9 @@ class InputValidity:
     """The gate's verdict on one input: `valid`, the first `reason` it is not, the legitimate error.
 
     `max_abs`, `max_rel` and `tolerance_used` are the worst over every correct kernel, output and
-    schedule that ran to completion; `failures` lists every (kernel, schedule, output, message)
-    that failed, `reason` is the first of them as one line.
+    schedule that ran to completion, `used` the worst `tolerance_used` per output (the input's
+    envelope, `envelope`); `failures` lists every (kernel, schedule, output, message) that
+    failed, `reason` is the first of them as one line.
     """
 
     input: GeneratedInput
@@ -54,6 +59,7 @@ class InputValidity:
     max_abs: float = 0.0
     max_rel: float = 0.0
     tolerance_used: float = 0.0
+    used: dict[str, float] = field(default_factory=dict)
     failures: list[tuple[str, str, str, str]] = field(default_factory=list)
 
     @property
@@ -71,6 +77,28 @@ class InputValidity:
             self.max_abs = max(self.max_abs, out.max_abs)
             self.max_rel = max(self.max_rel, out.max_rel)
             self.tolerance_used = max(self.tolerance_used, out.tolerance_used or 0.0)
+            self.used[out.name] = max(self.used.get(out.name, 0.0), out.tolerance_used or 0.0)
+
+    def envelope(self, problem: Problem, comparator: Comparator, references: Mapping[str, Any]) -> InputEnvelope:
+        """The legitimate error on this input as an envelope, at `comparator`'s tolerance (the one
+        this validity was checked with): the worst of the correct kernels and of the problem's
+        reference run in float32 (`Problem.reference_outputs(precision="float32")`), a plain
+        float32 implementation whose error covers what fp64-accumulating variants do not show.
+        `references` are the input's fp64 outputs."""
+        used = dict(self.used)
+        try:
+            plain = problem.reference_outputs(self.input.inputs, problem.scalar_values(), dims=self.input.dims,
+                                              precision="float32")
+        except Exception:  # noqa: BLE001 - a reference that cannot run in float32: the kernels alone
+            plain = {}
+        dtypes = {t.name: t.dtype for t in problem.spec.outputs}
+        for name, out in plain.items():
+            if name in used and np.issubdtype(out.dtype, np.floating):
+                rounded = out.astype(numpy_dtype(dtypes[name]))   # what a kernel would store
+                share = comparator.tolerance_used(rounded, references[name])
+                if comparator.compare(rounded, references[name]).passed:
+                    used[name] = max(used[name], share)
+        return InputEnvelope(comparator.atol, comparator.rtol, used)
 
     def _fail(self, kernel: str, schedule: str, output: str, message: str) -> None:
         self.failures.append((kernel, schedule, output, message))

@@ -314,13 +314,19 @@ class Problem:
             return self.reference_path.read_text()
 
     def reference_outputs(self, inputs: Mapping[str, Any], scalars: Mapping[str, float] | None = None,
-                          *, dims: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+                          *, dims: Mapping[str, int] | None = None, precision: str = "float64") -> dict[str, np.ndarray]:
         """Run the reference in float64 on `inputs`; `{output name: float64 (or int64) array}`.
 
         Float inputs (float16 and bfloat16 included) are cast up to float64, integer inputs to
         int64; `scalars` override the spec's values. The outputs' shapes are checked against the
-        spec at the dims the inputs imply (plus `dims`, for dims no input shows).
+        spec at the dims the inputs imply (plus `dims`, for dims no input shows). `precision =
+        "float32"` runs the same function on float32 tensors instead (what a plain float32
+        implementation of it computes; the envelope counts it among the correct kernels); its
+        outputs are still returned as float64.
         """
+        if precision not in ("float64", "float32"):
+            raise ValueError(f"reference_outputs(precision={precision!r}): 'float64' or 'float32'")
+        float_type = np.float64 if precision == "float64" else np.float32
         import torch
 
         missing = [t.name for t in self.spec.inputs if t.name not in inputs]
@@ -342,7 +348,7 @@ class Problem:
         for t in self.spec.inputs:
             arr = np.asarray(inputs[t.name])
             if t.dtype in FLOAT_DTYPES:
-                tensors.append(torch.from_numpy(np.ascontiguousarray(arr.astype(np.float64))))
+                tensors.append(torch.from_numpy(np.ascontiguousarray(arr.astype(float_type))))
             else:
                 tensors.append(torch.from_numpy(np.ascontiguousarray(arr.astype(np.int64))))
         values = self.scalar_values()

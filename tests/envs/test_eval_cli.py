@@ -33,7 +33,7 @@ def test_eval_prescreen_with_the_default_pool_reports_leakage(tmp_path):
 
 def test_eval_judges_with_the_reward_gate_by_default(tmp_path):
     """Without --checker the verdict is the gate's (its first stage the committed checker), and a
-    correct kernel passes all three stages."""
+    correct kernel passes every stage, the falsification search last."""
     from mutagym.envs.gate import default_contract
     from mutagym.rewards.checker import default_checker
     k = tmp_path / "k.cu"
@@ -42,5 +42,5 @@ def test_eval_judges_with_the_reward_gate_by_default(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     [rec] = json.loads(proc.stdout)
     assert rec["checker"] == default_contract("relu")["gate"] and rec["accepted"]
-    assert rec["gate"]["stages_run"] == ["suite", "pool", "fresh"]
+    assert rec["gate"]["stages_run"] == ["suite", "pool", "fresh", "search"]
     assert rec["gate"]["checker_alone"]["checker"] == default_checker().version_id

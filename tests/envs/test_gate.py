@@ -306,7 +306,7 @@ def test_mutagym_eval_judges_with_the_gate(tmp_path, problem, sources):
 def test_correct_kernels_in_other_styles_earn_the_full_reward(judge, problem):
     results = judge.judge_many([(source, problem) for source in OTHER_STYLES[problem]])
     assert [(j.reward, j.message) for j in results] == [(1.0, "")] * len(results)
-    assert all(j.gate["stages_run"] == ["suite", "pool", "fresh"] for j in results)
+    assert all(j.gate["stages_run"] == ["suite", "pool", "fresh", "search"] for j in results)
 
 
 @pytest.mark.slow
@@ -342,8 +342,8 @@ def test_a_batch_fresh_stage_is_gated_in_one_run_per_problem(monkeypatch):
     first, second = two_batches(9)
     assert sorted(set(calls)) == ["relu", "sum_dim"] and len(calls) <= 2 * 4   # a few rounds at most
     assert first[0] == first[1] == first[2] and first[3] == first[4] and first[0] != first[3]
-    assert all(stage[0] == "fresh" and len(stage[2]) >= len(default_checker().inputs_for(p))
+    assert all(stage.name == "fresh" and len(stage.refs) >= len(default_checker().inputs_for(p))
                for stage, p in zip(first, batch))
-    seeds = lambda stage: {(r.generator, r.preset, r.seed) for r in stage[2]}   # noqa: E731
+    seeds = lambda stage: {(r.generator, r.preset, r.seed) for r in stage.refs}   # noqa: E731
     assert seeds(first[0]).isdisjoint(seeds(second[0]))          # the next batch draws anew
     assert two_batches(9) == (first, second)

@@ -1,0 +1,147 @@
+"""Every judging input's envelope (the correct kernels' error on it), measured once.
+
+The gate judges each input of its suite, pool and fresh stages against its envelope as well as
+the flat tolerance (`rewards.envelope`). An envelope is measured by running every correct kernel
+of the problem on the input in every thread order of the gate (`rewards.validity`). Where one comes
+from, in order:
+
+1. the pool file: `measure_pool_envelopes` writes an envelope for every pool input into it, so
+   the shipped pool's inputs cost nothing at judging time, and the envelopes are part of the bytes
+   the gate's version hashes;
+2. a disk cache (`cache_dir()/envelopes`) keyed by the problem's folder and the code that draws
+   inputs, filled by the validity runs of inputs that have no envelope yet (a machine-gated pool,
+   coverage inputs, a suite input outside the pool);
+3. fresh draws: their own validity gate measures them (`fresh_seeds.FreshSuites.envelope`).
+
+An input that a correct kernel fails in some order gets no envelope (it should not judge, and the
+flat check is all it then has); such an input is counted in `invalid`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..rewards.checker import InputRef
+from ..rewards.envelope import DEFAULT_RULE, EnvelopeRule, EnvelopeSet, InputEnvelope
+from ..rewards.input_cache import InputCache
+from ..rewards.judging import comparator_for
+from ..rewards.validity import check_validity
+from ..substrates.catalog import load_problem
+from .pool import FORMAT, _gate_key, load_pools, write_pool_doc
+
+__all__ = ["EnvelopeStore", "measure_pool_envelopes", "read_pool_envelopes"]
+
+#: Inputs measured per validity run when envelopes are missing (one compile of each correct kernel).
+_BATCH = 64
+
+
+def read_pool_envelopes(path: str | os.PathLike | None) -> dict[str, dict[str, InputEnvelope]]:
+    """The envelopes a pool file holds: problem -> input id -> envelope ({} for none)."""
+    if path is None or Path(path).is_dir():
+        return {}
+    doc = json.loads(gzip.decompress(Path(path).read_bytes()))
+    out = {}
+    for problem, d in doc["problems"].items():
+        ids = d["inputs"]
+        out[problem] = {ids[int(k)]: InputEnvelope.from_dict(e) for k, e in d.get("envelopes", {}).items()}
+    return out
+
+
+class EnvelopeStore:
+    """Envelopes by problem and input id; missing ones are measured and cached on disk.
+
+    `schedules` are the orders the envelopes are measured in: the gate's, so a correct kernel
+    whose error depends on the order is measured in every order it is judged in."""
+
+    def __init__(self, pool_file: str | os.PathLike | None, *, backend: str = "cpu",
+                 schedules: Sequence[str], rule: EnvelopeRule = DEFAULT_RULE, cache: InputCache | None = None):
+        self.rule, self.backend, self.schedules = rule, backend, tuple(schedules)
+        self.cache = cache if cache is not None else InputCache()
+        self._known = read_pool_envelopes(pool_file)
+        self._cache_read: set[str] = set()
+        self.invalid = 0
+
+    def envelopes(self, problem: str, refs: Iterable[InputRef], extra: dict[str, InputEnvelope] | None = None
+                  ) -> EnvelopeSet:
+        """The envelopes of `refs` of `problem` (with `extra` ones known to the caller, such as
+        fresh draws'), measuring those not known yet."""
+        p = load_problem(problem)
+        known = self._known.setdefault(problem, {})
+        if problem not in self._cache_read:
+            self._cache_read.add(problem)
+            known.update(self._read_cache(problem))
+        extra = extra or {}
+        wanted = {r.id_for(p): r for r in refs}
+        missing = [r for i, r in wanted.items() if i not in known and i not in extra]
+        if missing:
+            self._measure(problem, missing)
+        by_input = {i: known.get(i) or extra.get(i) for i in wanted}
+        return EnvelopeSet(self.rule, {i: e for i, e in by_input.items() if e is not None})
+
+    # ------------------------------------------------------------------ measuring
+    def _measure(self, problem: str, refs: list[InputRef]) -> None:
+        p = load_problem(problem)
+        comparator = comparator_for(p)
+        found = {}
+        for start in range(0, len(refs), _BATCH):
+            made = [self.cache.get(p, r) for r in refs[start:start + _BATCH]]
+            verdicts = check_validity(p, [g for g, _ in made], comparator, backend=self.backend,
+                                      schedules=self.schedules, references=[ref for _, ref in made])
+            for (g, ref), v in zip(made, verdicts):
+                if v.valid:
+                    found[g.id] = v.envelope(p, comparator, ref)
+                else:
+                    self.invalid += 1
+        self._known.setdefault(problem, {}).update(found)
+        self._write_cache(problem, found)
+
+    def _cache_file(self, problem: str) -> Path:
+        from ..runtime.toolchain import cache_dir
+        return cache_dir() / "envelopes" / f"{problem}-{_gate_key(load_problem(problem), self.schedules)}.json"
+
+    def _read_cache(self, problem: str) -> dict[str, InputEnvelope]:
+        try:
+            doc = json.loads(self._cache_file(problem).read_text())
+            return {i: InputEnvelope.from_dict(e) for i, e in doc.items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+
+    def _write_cache(self, problem: str, found: dict[str, InputEnvelope]) -> None:
+        if not found:
+            return
+        path = self._cache_file(problem)
+        merged = {**self._read_cache(problem), **found}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({i: e.as_dict() for i, e in sorted(merged.items())}, sort_keys=True))
+        os.replace(tmp, path)
+
+
+def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", schedules: Sequence[str],
+                           problems: Sequence[str] | None = None, progress=None) -> dict[str, int]:
+    """Measure the envelope of every input of the pool file `path` (of `problems`, default all)
+    in `schedules` and write them into the file; returns how many each problem got. Problems
+    already holding an envelope for every input are kept as they are, so an interrupted run
+    resumes. `progress(problem, done, total)` is called after each problem."""
+    path = Path(path)
+    pools = load_pools(path)
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"pool file {str(path)!r}: format {doc.get('format')!r}, expected {FORMAT!r}")
+    store = EnvelopeStore(None, backend=backend, schedules=schedules)
+    counts = {}
+    chosen = sorted(problems or pools)
+    for n, problem in enumerate(chosen, 1):
+        entry = doc["problems"][problem]
+        if len(entry.get("envelopes", {})) < len(entry["inputs"]):
+            found = store.envelopes(problem, pools[problem].inputs).by_input
+            entry["envelopes"] = {str(k): found[i].as_dict() for k, i in enumerate(entry["inputs"]) if i in found}
+            write_pool_doc(path, doc)
+        counts[problem] = len(entry["envelopes"])
+        if progress is not None:
+            progress(problem, n, len(chosen))
+    return counts

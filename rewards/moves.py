@@ -1,0 +1,129 @@
+"""Input moves: named, deterministic transforms of a generated input, which a falsification search
+composes to look for the input on which a given kernel is worst.
+
+A move acts on the free float inputs (`generators.FREE_ROLES`: data, weights, biases), so every
+constrained role keeps its meaning (probabilities, labels, masks, positive values). A moved
+input is named in its id: the generator field carries the moves after `~`, in the order applied
+(`softmax:normal~scale_1e25~negate:official:3`), so `generators.generate_from_id` rebuilds it and a
+witness the search found is reproducible. Shapes move through the preset: `=cols=5,rows=1` names
+explicit dims (any inside the problem's declared ranges; `generators.generate`).
+
+| move | what it does to each free float input | aims at |
+| --- | --- | --- |
+| `scale_<s>` | times s, for s across the float32 exponent range (1e-30 .. 1e30, 2**25) | absorption, overflow, underflow, denormals, finite sentinels |
+| `offset_<c>` | plus c (1e3, 1e7, -1e7) | cancellation, shifted statistics, log-sum-exp absorption |
+| `negate`, `magnitude` | -x, abs(x) | sign-dependent branches, clamps |
+| `spike_first`, `spike_middle`, `spike_last` | one element of each row (last dim) set to 1e4 times the row's largest magnitude | first/last-element handling of reductions, shifted moments |
+| `constant_rows` | every row its first value repeated | zero variance, ties, degenerate normalisers |
+| `coarse` | values rounded to the nearest of 5 levels per row | ties, repeated values |
+| `ninf_first`, `ninf_last`, `pinf_middle`, `nan_middle` | one element of each row infinite or NaN | special values, where the reference defines them (the validity gate decides) |
+
+Whether a moved input may judge anything is the validity gate's question (every correct kernel
+must pass it); a move that makes it meaningless for the problem (an infinity where the reference
+is NaN) simply yields an invalid input.
+
+>>> from mutagym.substrates.catalog import load_problem
+>>> g = make_input(load_problem("relu"), "sign_mixed~scale_1e6~negate", "=n=5", 0)
+>>> g.id, g.dims, bool((g.inputs["x"] == -make_input(load_problem("relu"), "sign_mixed~scale_1e6", "=n=5", 0).inputs["x"]).all())
+('relu:sign_mixed~scale_1e6~negate:=n=5:0', {'n': 5}, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..substrates.catalog import Problem
+from .generators import FREE_ROLES, GeneratedInput, _cast, _seed_for, generate, scale_inputs
+
+__all__ = ["MOVES", "make_input", "split_moves"]
+
+_SCALES = ("1e-30", "1e-6", "1e3", "1e6", "3.4e7", "1e12", "1e20", "1e25", "1e30")
+_OFFSETS = ("1e3", "1e7", "-1e7")
+#: How far a spike stands above the row's largest magnitude.
+SPIKE = 1e4
+#: Levels a `coarse` row is rounded to.
+COARSE_LEVELS = 5
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """A float64 copy of `a` as rows along its last dim (a 1-d array is one row)."""
+    return np.array(a, dtype=np.float64).reshape(-1, a.shape[-1])
+
+
+def _at(position: str, cols: int) -> int:
+    return {"first": 0, "middle": cols // 2, "last": cols - 1}[position]
+
+
+def _spike(position: str):
+    def move(rows: np.ndarray, rng) -> np.ndarray:
+        top = np.max(np.abs(rows), axis=1)
+        rows[:, _at(position, rows.shape[1])] = SPIKE * np.where(top > 0, top, 1.0) * rng.choice((-1.0, 1.0))
+        return rows
+    return move
+
+
+def _special(value: float, position: str):
+    def move(rows: np.ndarray, rng) -> np.ndarray:
+        rows[:, _at(position, rows.shape[1])] = value
+        return rows
+    return move
+
+
+def _coarse(rows: np.ndarray, rng) -> np.ndarray:
+    low, high = rows.min(axis=1, keepdims=True), rows.max(axis=1, keepdims=True)
+    span = np.where(high > low, high - low, 1.0)
+    return low + np.round((rows - low) / span * (COARSE_LEVELS - 1)) * span / (COARSE_LEVELS - 1)
+
+
+RowMove = Callable[[np.ndarray, np.random.Generator], np.ndarray]
+
+#: Every move, by the name an input id carries; each maps a free input's rows (float64) to new rows.
+MOVES: dict[str, RowMove] = {
+    **{f"scale_{s}": (lambda f: lambda rows, rng: rows * f)(float(s)) for s in _SCALES},
+    **{f"offset_{c}": (lambda f: lambda rows, rng: rows + f)(float(c)) for c in _OFFSETS},
+    "negate": lambda rows, rng: -rows,
+    "magnitude": lambda rows, rng: np.abs(rows),
+    **{f"spike_{p}": _spike(p) for p in ("first", "middle", "last")},
+    "constant_rows": lambda rows, rng: np.repeat(rows[:, :1], rows.shape[1], axis=1),
+    "coarse": _coarse,
+    "ninf_first": _special(-np.inf, "first"),
+    "ninf_last": _special(-np.inf, "last"),
+    "pinf_middle": _special(np.inf, "middle"),
+    "nan_middle": _special(np.nan, "middle"),
+}
+
+
+def split_moves(generator: str) -> tuple[str, list[str]]:
+    """(base generator, moves) of a generator field `base~move~move`; a move not in `MOVES` is a
+    ValueError naming it."""
+    base, *moves = generator.split("~")
+    unknown = [m for m in moves if m not in MOVES]
+    if unknown:
+        raise ValueError(f"generator {generator!r}: unknown move {unknown[0]!r}; moves: {', '.join(MOVES)}")
+    return base, moves
+
+
+def make_input(problem: Problem, generator: str, preset: str, seed: int) -> GeneratedInput:
+    """The input `problem:generator:preset:seed`: a generator (`name`, `name*scale` or
+    `name~move~...`) at a preset (named, `@class` or `=dim=size,...`)."""
+    base, moves = split_moves(generator)
+    name, _, scale = base.partition("*")
+    g = generate(problem, name, preset=preset, seed=seed)
+    if scale:
+        g = scale_inputs(problem, g, float(scale))
+    if not moves:
+        return g
+    inputs = dict(g.inputs)
+    for k, move in enumerate(moves):
+        rng = np.random.default_rng(_seed_for(problem.id, generator, preset, seed, k))
+        for spec in problem.spec.inputs:
+            arr = inputs[spec.name]
+            if spec.role not in FREE_ROLES or not (np.issubdtype(arr.dtype, np.floating) or arr.dtype.name == "bfloat16"):
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):
+                rows = MOVES[move](_rows(arr), rng)
+            inputs[spec.name] = _cast(rows.reshape(arr.shape), spec.dtype)
+    return GeneratedInput(f"{problem.id}:{generator}:{preset}:{seed}", problem.id, generator, preset, seed,
+                          dict(g.dims), inputs)
