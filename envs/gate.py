@@ -29,13 +29,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..rewards.checker import CheckerVersion, InputRef, Verdict
-from ..rewards.generators import ORDINARY_GENERATORS, families_for, parse_input_id
-from ..rewards.shapes import shape_classes
-from ..runtime.errors import InfrastructureError
-from ..substrates.catalog import load_problem
-from ..rewards import falsify, generators, moves, shapes
+from ..rewards import falsify as falsify_module, generators as generators_module
+from ..rewards import moves as moves_module, shapes as shapes_module
+from ..rewards.comparator import Comparator
 from ..rewards.envelope import DEFAULT_RULE, EnvelopeRule, EnvelopeSet
 from ..rewards.falsify import SearchBudget, SearchPlan
+from ..rewards.generators import ALL_GENERATORS, ORDINARY_GENERATORS, families_for, parse_input_id
+from ..rewards.generators import describe as describe_values
+from ..rewards.shapes import SHAPE_CLASSES, shape_classes
+from ..rewards.shapes import describe as describe_shape
+from ..runtime.errors import InfrastructureError
+from ..substrates.catalog import Problem, load_problem
 from .envelopes import EnvelopeStore
 from .fresh_seeds import FreshSeedError, FreshSuites
 from .pool import PoolRegistry
@@ -155,9 +159,9 @@ class RewardGate:
         the draw counts, the envelope rule and the search (its budget and code)."""
         pool_file = self.pools.pool_file
         pool_hash = hashlib.sha256(pool_file.read_bytes()).hexdigest()[:16] if pool_file else "validity-gate"
-        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, _code_hash(shapes, generators), list(self.schedules),
+        spec = [GATE_FORMAT, self.checker.version_id, pool_hash, _code_hash(shapes_module, generators_module), list(self.schedules),
                 FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY), self.rule.as_dict(),
-                SEARCH_BUDGET.as_dict(), _code_hash(moves, falsify)]
+                SEARCH_BUDGET.as_dict(), _code_hash(moves_module, falsify_module)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
     def judge(self, items: Sequence[tuple[str, str]], runner: StageRunner) -> list["GateVerdict | GateFailure"]:
@@ -288,7 +292,7 @@ class RewardGate:
             for shape in shapes:
                 [r] = next(drawn)
                 if r is None:    # no valid draw of this pattern: never offer it again
-                    self._unusable.add((problem, (shape.generator, shape.preset[1:])))
+                    self._unusable.add((problem, (shape.generator, shape.preset)))
                 else:
                     inputs.append(r)
             lost = next((ref for ref, r in zip(patterns, inputs) if r is None), None)
@@ -319,25 +323,31 @@ class RewardGate:
         for pick in self.fresh.pick(problem, pool_patterns, FRESH_POOL_PATTERNS):
             patterns[pick] = InputRef(generator=pick[0], preset=pick[1])
         usable = [p for p in _shape_patterns(problem) if (problem, p) not in self._unusable]
-        shapes = [InputRef(generator=g, preset=f"@{cls}")
-                  for g, cls in self.fresh.pick(problem, usable, FRESH_SHAPE_PATTERNS)]
+        shapes = [InputRef(generator=g, preset=shape)
+                  for g, shape in self.fresh.pick(problem, usable, FRESH_SHAPE_PATTERNS)]
         return pool, list(patterns.values()), shapes
 
     def contract(self, problem: str) -> dict:
-        """What is judged, as the prompt and `info` state it: tolerances by stage, shapes, value
-        kinds and thread orders."""
-        suite_c = self.checker.comparator_for(problem)
+        """What is judged, as the prompt and `info` state it: the comparator of each stage, every
+        shape and every value recipe an input of any stage can have (name -> what a policy reads
+        of it: `rewards.shapes.describe`, `rewards.generators.describe`), and the thread orders.
+
+        The shapes and values are those of the suite's and the pool's inputs (the fresh stage
+        redraws their patterns) and of the fresh stage's shape patterns (`_shape_patterns`);
+        fixed presets first, then classes, each in its table's order."""
+        suite = self.checker.inputs_for(problem)
         pool = self.pools.get(problem).checker()
-        pool_c = pool.comparator_for(problem)
-        refs = pool.inputs_for(problem)
+        refs = [*suite, *pool.inputs_for(problem)]
         p = load_problem(problem)
+        patterns = _shape_patterns(problem)
+        shapes = {r.preset for r in refs} | {c for _, c in patterns}
+        values = {r.generator for r in refs} | {g for g, _ in patterns}
+        pool_c = _comparator_terms(pool.comparator_for(problem))
         return {"gate": self.version_id,
-                "tolerance": {"suite": {"atol": suite_c.atol, "rtol": suite_c.rtol},
-                              "pool": {"atol": pool_c.atol, "rtol": pool_c.rtol},
-                              "fresh": {"atol": pool_c.atol, "rtol": pool_c.rtol}},
-                "shapes": sorted({r.preset for r in refs} | {r.preset for r in self.checker.inputs_for(problem)}
-                                 | {f"@{c}" for c in shape_classes(p)}),
-                "values": sorted({r.generator for r in refs} | set(families_for(p)) | set(ORDINARY)),
+                "tolerance": {"suite": _comparator_terms(self.checker.comparator_for(problem)),
+                              "pool": pool_c, "fresh": dict(pool_c)},
+                "shapes": {s: describe_shape(p, s) for s in sorted(shapes, key=lambda s: _shape_order(p, s))},
+                "values": {g: describe_values(p, g) for g in sorted(values, key=_value_order)},
                 "thread_orders": list(self.schedules)}
 
 
@@ -348,9 +358,28 @@ def _code_hash(*modules) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _shape_patterns(problem: str) -> list[tuple[str, str]]:
-    """(generator, shape class) pairs the fresh stage draws from for `problem`."""
+    """(generator, `@<shape class>`) pairs the fresh stage draws from for `problem`."""
     p = load_problem(problem)
-    return [(g, c) for c in shape_classes(p) for g in (*ORDINARY, *families_for(p))]
+    return [(g, f"@{c}") for c in shape_classes(p) for g in (*ORDINARY, *families_for(p))]
+
+
+def _comparator_terms(c: Comparator) -> dict:
+    """A comparator as the contract states it."""
+    return {"atol": c.atol, "rtol": c.rtol, "matched_ratio": c.matched_ratio, "nan_matches": c.nan_matches}
+
+
+def _shape_order(problem: Problem, shape: str) -> tuple:
+    """Fixed presets in the problem's order, then classes in `SHAPE_CLASSES` order."""
+    if shape.startswith("@"):
+        return (1, list(SHAPE_CLASSES).index(shape[1:]), shape)
+    names = list(problem.preset_names)
+    return (0, names.index(shape) if shape in names else len(names), shape)
+
+
+def _value_order(generator: str) -> tuple:
+    """`ALL_GENERATORS` order, a scaled copy after its recipe."""
+    base, _, scale = generator.partition("*")
+    return (list(ALL_GENERATORS).index(base), float(scale) if scale else 0.0)
 
 
 @functools.cache

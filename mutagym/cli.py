@@ -505,19 +505,20 @@ def _print_harden(args, summary) -> int:
     for col in ("checker", "detection", "95% CI", "selection", "held-out", "false rejects",
                 "inputs/problem", "missing inputs"):
         table.add_column(col, justify="left" if col == "checker" else "right")
+    from .rewards.report import NOT_MEASURED
     for r in rows:
         fr = "-" if r["false_rejects"] is None else f"{r['false_rejects']}/{r['kernels_checked']}"
-        table.add_row(r["checker"], f"{_fmt_pct(r['detection'])} ({r['detected']}/{r['witnessed']})",
-                      f"{_fmt_pct(r['low'])}-{_fmt_pct(r['high'])}", _fmt_pct(r["selection"]),
-                      _fmt_pct(r["heldout"]), fr, f"{r['median_inputs']:g} (max {r['max_inputs']})",
+        detection = ([f"{_fmt_pct(r['detection'])} ({r['detected']}/{r['witnessed']})",
+                      f"{_fmt_pct(r['low'])}-{_fmt_pct(r['high'])}", _fmt_pct(r["selection"]), _fmt_pct(r["heldout"])]
+                     if r["measured"] else [NOT_MEASURED] * 4)
+        table.add_row(r["checker"], *detection, fr, f"{r['median_inputs']:g} (max {r['max_inputs']})",
                       str(r["missing_inputs"]))
     console.print(table)
     for name, score in summary.scores.items():
-        blind = sorted(p for p, used in score.inputs_used.items() if not used)
-        if blind:
-            console.print(f"[yellow]note:[/yellow] {name}: none of its inputs is in the kill matrix for "
-                          f"{', '.join(blind)} (scored as detecting nothing there; run the kill matrix "
-                          "with its generators, presets and seeds to score it)")
+        if not score.measured:
+            console.print(f"[yellow]note:[/yellow] {name}: {NOT_MEASURED}: the kill matrix lacks its inputs for "
+                          f"{', '.join(sorted(score.missing_inputs))} (run the kill matrix with its generators, "
+                          "presets and seeds to score it)")
         if score.false_rejects:
             console.print(f"[red]false rejects:[/red] {name} rejects correct kernels: " + ", ".join(
                 f"{f.problem}/{f.kernel}" for f in score.false_rejects) + " (report.md has the verdicts)")
@@ -653,8 +654,11 @@ def cmd_audit(args) -> int:
         raise UsageError(f"--killmatrix {args.killmatrix!r}: {_one_line(err)}") from None
     problems = ([_known(p, km.problems, "problem in this kill matrix", "--problems") for p in _items(args.problems, "--problems")]
                 if args.problems else km.problems)
+    from .rewards.report import NOT_MEASURED
     sa, sb = score_checker(a, km, problems=problems), score_checker(b, km, problems=problems)
-    split = attribute_checkers(a, b, km, problems=problems).points()
+    # a checker whose inputs the matrix did not all run has no figure (scoring.CheckerScore.measured)
+    measured = sa.measured and sb.measured
+    split = attribute_checkers(a, b, km, problems=problems).points() if measured else None
     kernels = []
     for path, source in sources.items():
         va = evaluate_source(a, kernel_problem, source)
@@ -663,16 +667,18 @@ def cmd_audit(args) -> int:
                         "b_accepted": vb.accepted, "a_outcome": va.outcome, "b_outcome": vb.outcome})
 
     def side(s):
+        if not s.measured:
+            return {"checker": s.checker, "measured": False, "missing_inputs": s.missing_inputs}
         leak = s.leaked_reward()         # reward a binary reward pays to the wrong kernels accepted
-        return {"checker": s.checker, "detection": s.detection, "detected": s.report.overall.detected,
-                "leaked": leak["leaked"], "leaked_share": leak["share"],
+        return {"checker": s.checker, "measured": True, "detection": s.detection,
+                "detected": s.report.overall.detected, "leaked": leak["leaked"], "leaked_share": leak["share"],
                 "leaked_per_family": leak["per_family"], "leaked_per_problem": leak["per_problem"]}
 
     record = {
         "a": side(sa), "b": side(sb),
         "witnessed": len(sa.witnessed), "attribution_points": split,
-        "accepted_by_a_only": sorted(set(sb.killed) - set(sa.killed)),
-        "accepted_by_b_only": sorted(set(sa.killed) - set(sb.killed)),
+        "accepted_by_a_only": sorted(set(sb.killed) - set(sa.killed)) if measured else None,
+        "accepted_by_b_only": sorted(set(sa.killed) - set(sb.killed)) if measured else None,
         "kernels": kernels,
     }
     if args.json:
@@ -683,9 +689,29 @@ def cmd_audit(args) -> int:
         table.add_column(col)
     for key, s in (("a", sa), ("b", sb)):
         r = record[key]
+        if not r["measured"]:
+            table.add_row(s.checker, *[NOT_MEASURED] * 3)
+            continue
+        only = record[f"accepted_by_{key}_only"]
         table.add_row(s.checker, _fmt_pct(s.detection), f"{r['leaked']} ({_fmt_pct(r['leaked_share'])})",
-                      str(len(record[f"accepted_by_{key}_only"])))
+                      "-" if only is None else str(len(only)))
     console.print(table)
+    if not measured:
+        for s in (sa, sb):
+            if not s.measured:
+                console.print(f"[yellow]note:[/yellow] {s.checker}: {NOT_MEASURED}: the kill matrix lacks its "
+                              f"inputs for {', '.join(sorted(s.missing_inputs))} (run the kill matrix with its "
+                              "generators, presets and seeds, as `mutagym harden` does, to audit it)")
+    else:
+        _print_audit_split(record)
+    for k in kernels:
+        console.print(f"{k['kernel']}: A {'accept' if k['a_accepted'] else 'reject'} ({k['a_outcome']}), "
+                      f"B {'accept' if k['b_accepted'] else 'reject'} ({k['b_outcome']})")
+    return 0
+
+
+def _print_audit_split(record: dict) -> None:
+    """The audit's leak per fault family and the gain's split (both checkers measured)."""
     families = Table(title="leaked reward per fault family (binary reward: 1 per accepted wrong kernel)")
     for col in ("family", "witnessed", "A leaked", "B leaked"):
         families.add_column(col)
@@ -694,11 +720,8 @@ def cmd_audit(args) -> int:
         families.add_row(f, str(la["witnessed"]), f"{la['leaked']} ({_fmt_pct(la['share'])})",
                          f"{lb['leaked']} ({_fmt_pct(lb['share'])})")
     console.print(families)
-    console.print("gain of B over A (points): " + ", ".join(f"{k} {v:+.1f}" for k, v in split.items()))
-    for k in kernels:
-        console.print(f"{k['kernel']}: A {'accept' if k['a_accepted'] else 'reject'} ({k['a_outcome']}), "
-                      f"B {'accept' if k['b_accepted'] else 'reject'} ({k['b_outcome']})")
-    return 0
+    console.print("gain of B over A (points): " + ", ".join(
+        f"{k} {v:+.1f}" for k, v in record["attribution_points"].items()))
 
 
 # ---------------------------------------------------------------------------------- the parser

@@ -47,7 +47,7 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,9 +65,11 @@ from .killmatrix import KillMatrixSettings, load_mutants, run_killmatrix
 from .pool import build_pool
 
 __all__ = ["HardenResult", "HardenSummary", "ProblemHardening", "QUICK_PRESETS", "QUICK_PROBLEMS",
-           "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for", "taxonomy_suite"]
+           "SAFETY", "TIGHTEN_STEPS", "harden", "harden_checker", "kill_matrix_for", "scored_inputs",
+           "taxonomy_suite"]
 
-#: `--quick`: three problems and two shape presets (about 3 minutes on 2 cores).
+#: `--quick`: three problems and two shape presets, and every scored checker's inputs (about a
+#: minute on 2 cores with warm compile caches, two on a first run).
 QUICK_PROBLEMS: tuple[str, ...] = ("relu", "softmax", "layernorm")
 QUICK_PRESETS: tuple[str, ...] = ("official", "remainder")
 #: Headroom kept between the correct kernels' measured error and a tightened tolerance.
@@ -361,19 +363,25 @@ class HardenSummary:
     rejects; None when not measured"""
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per checker: detection (+ interval), selection / held-out, false rejects, inputs."""
+        """One row per checker: detection (+ interval), selection / held-out, false rejects, inputs.
+        A checker the matrix did not run every input of (`CheckerScore.measured` False) has None
+        for each detection figure: "not measured", never a rate."""
         sel, held = self.result.selection, self.result.heldout
         out = []
         for name, s in self.scores.items():
             pool = set(s.witnessed)
             fr = None if s.false_rejects is None else len(s.false_rejects)
             counts = [len(v) for v in s.inputs_used.values()]
+
+            def measured(value):
+                return value if s.measured else None
             out.append({
-                "checker": name, "version": s.checker, "detection": s.detection,
-                "low": s.interval[1], "high": s.interval[2], "detected": s.report.overall.detected,
+                "checker": name, "version": s.checker, "measured": s.measured,
+                "detection": measured(s.detection), "low": measured(s.interval[1]),
+                "high": measured(s.interval[2]), "detected": measured(s.report.overall.detected),
                 "witnessed": s.report.overall.total,
-                "selection": s.rate_on(m for m in sel if m in pool),
-                "heldout": s.rate_on(m for m in held if m in pool),
+                "selection": measured(s.rate_on(m for m in sel if m in pool)),
+                "heldout": measured(s.rate_on(m for m in held if m in pool)),
                 "false_rejects": fr, "kernels_checked": s.kernels_checked,
                 "median_inputs": float(np.median(counts)) if counts else math.nan,
                 "max_inputs": max(counts) if counts else 0,
@@ -381,6 +389,24 @@ class HardenSummary:
                 "exact": s.exact,
             })
         return out
+
+
+def scored_inputs(checkers: Iterable[CheckerVersion], problems: Iterable[str],
+                  also: Mapping[str, Sequence[str]] | None = None) -> dict[str, list[str]]:
+    """problem -> the input ids of every checker in `checkers` (and of `also`: field faults'
+    witnesses), the extra candidates `harden` gives the kill matrix so that each checker is scored
+    on its own inputs: a preset's seeds and generators are not the matrix's (KernelBench's five
+    U[0, 1) seeds, SOL-ExecBench's identity-affine draws at the official shape).
+
+    >>> from mutagym.rewards.checker import load_checker
+    >>> scored_inputs([load_checker("kernelbench")], ["relu"])["relu"][-1]
+    'relu:uniform01:official:4'
+    """
+    checkers = list(checkers)
+    out = {p: list(ids) for p, ids in (also or {}).items()}
+    for p in problems:
+        out[p] = list(dict.fromkeys([*out.get(p, ()), *(i for c in checkers for i in c.input_ids_for(p))]))
+    return out
 
 
 def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "harden", *,
@@ -400,6 +426,8 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
     already holds. `field_sets` are field-fault sets (`mutants.field`): their wrong kernels of
     `problems` join the kill matrix as population `field`, their witnesses its inputs, and their
     correct kernels the false-reject checks (a tightened tolerance that rejects one is undone too).
+    Every scored checker's own inputs join the matrix's candidates (`scored_inputs`), whatever
+    `generators`, `presets` and `seeds` say, so each is scored on all of its inputs.
     """
     start = time.monotonic()
     out = Path(out)
@@ -421,7 +449,8 @@ def harden(problems: Sequence[str] | None = None, out: str | os.PathLike = "hard
                                       generators=tuple(generators) if generators else None,
                                       seeds=tuple(seeds), schedules=tuple(schedules), backend=backend,
                                       num_cpus=num_cpus, address=address, progress=progress)
-        km = load_killmatrix(run_killmatrix(mutants, settings, faults.witnesses if faults else None))
+        extra = scored_inputs(compared, problems, faults.witnesses if faults else {})
+        km = load_killmatrix(run_killmatrix(mutants, settings, extra))
         stages["kill matrix"] = time.monotonic() - start - sum(stages.values())
         if presets_run is not None:
             presets_run.result()

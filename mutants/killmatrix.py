@@ -554,7 +554,8 @@ def run_killmatrix(mutants: Iterable, settings: KillMatrixSettings | None = None
 
     `mutants` are `mutants.generate.Mutant`s, dicts or `MutantRecord`s (id, problem, family, rule,
     source, population). `extra_inputs` maps a problem to input ids that join its candidates (the
-    witnesses of field faults; the validity gate decides on them as on the others). Writes the
+    witnesses of field faults, and from `harden` every scored checker's own inputs; the validity
+    gate decides on them as on the others). Writes the
     tables of the module docstring under `settings.out` and returns them.
     Raises `ray_pool.TaskFailedError` / `WorkerLostError` (naming the mutant, inputs and worker)
     when a task cannot be completed; every finished task is already stored, so a rerun resumes.

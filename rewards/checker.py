@@ -85,10 +85,13 @@ class InputRef(BaseModel):
 
     `generator` is a name in `ALL_GENERATORS` (the kill matrix's generators and the value
     families), or `name*scale` for a scaled copy (`sign_mixed*300`,
-    what `scale_inputs` makes for the validity ceiling).
+    what `scale_inputs` makes for the validity ceiling), the scale spelled as `scale_inputs`
+    spells it.
 
     >>> InputRef(generator="sign_mixed", preset="tiny", seed=3).id_for("relu")
     'relu:sign_mixed:tiny:3'
+    >>> InputRef(generator="large_magnitude*1e16").generator
+    'large_magnitude*1e+16'
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -108,7 +111,9 @@ class InputRef(BaseModel):
             raise ValueError(f"unknown generator {base!r}{hint} Known: {', '.join(ALL_GENERATORS)}")
         if scale:
             try:
-                float(scale)
+                # spelled as `scale_inputs` writes it, so the id is the one the arrays carry
+                # (`large_magnitude*1e16` is `large_magnitude*1e+16` in every table)
+                return f"{base}*{float(scale):g}"
             except ValueError:
                 raise ValueError(f"generator {name!r}: scale {scale!r} is not a number") from None
         return name

@@ -32,7 +32,9 @@ structured recipes shape those and draw every other free role from N(0, 1).
 | `monotone` | N(0, 1) sorted ascending along the last dim | synchronization, indexing (scans: order and carry faults) |
 | `boundary_index` | labels / indices alternate low and high - 1, data N(0, 1) | boundary, indexing (first / last class) |
 
-The value families below (`FAMILIES`) are what the gate draws on top: the kill matrix's candidate
+Each entry's `description` is what a policy reads of it: the task prompt gives every recipe that
+can reach a problem one line, `describe(problem, name)` (`tests/docs/test_prompt_truth.py` checks
+the lines against the drawn arrays). The value families below (`FAMILIES`) are what the gate draws on top: the kill matrix's candidate
 set stays the 18 `GENERATORS` above. A family applies only where its values mean something
 (`families_for(problem)`; `generate` raises `NotApplicable` elsewhere, `why_not` says why), and
 "rows" are rows along the last dim (a 1-d input is one row). Every substrate and variant passes
@@ -71,7 +73,7 @@ from ..runtime.buffers import numpy_dtype
 from ..substrates.catalog import Problem
 from .shapes import draw_dims
 
-__all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput",
+__all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput", "describe",
            "ORDINARY_GENERATORS", "dims_preset", "explicit_dims",
            "Generator", "NotApplicable", "OVERFLOW_RANGE", "HUNDREDS_STEP", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
            "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
@@ -106,16 +108,22 @@ class Generator:
     (`"identity"` or `"perturbed"`), how integer roles are drawn (`"uniform"`, `"boundary"`, or
     `"finite"`: a label picks a finite logit of its row), and the fault families it targets (the
     module table). A value family also says where it applies (`applies(problem)`: "" or why not)
-    and may draw probability rows itself (`probability(rng, shape)`)."""
+    and may draw probability rows itself (`probability(rng, shape)`).
+
+    `description` is what a policy reads of it in the task prompt (`describe` adds what it does
+    to the problem's norm parameters and labels): the values, and where zeros, repeats, signs and
+    extremes fall. `non_finite` names the non-finite values it puts in an input (`"-inf"`); every
+    other recipe draws finite values only (the prompt says so, a test checks the arrays)."""
 
     name: str
     values: Recipe
     affine: str
     targets: tuple[str, ...]
-    summary: str
+    description: str
     index: str = "uniform"
     applies: Callable[[Problem], str] | None = None
     probability: Callable[[np.random.Generator, tuple], np.ndarray] | None = None
+    non_finite: tuple[str, ...] = ()
 
 
 def _seed_for(*parts: object) -> int:
@@ -208,38 +216,44 @@ def _monotone(rng, shape):
     return np.sort(rng.standard_normal(shape), axis=-1)
 
 
-def _g(name, values, affine, targets, summary, index="uniform") -> tuple[str, Generator]:
-    return name, Generator(name, values, affine, tuple(targets), summary, index)
+def _g(name, values, affine, targets, description, index="uniform") -> tuple[str, Generator]:
+    return name, Generator(name, values, affine, tuple(targets), description, index)
 
 
 #: name -> Generator, in the module table's order.
 GENERATORS: dict[str, Generator] = dict([
-    _g("uniform01", _uniform01, "identity", (), "U[0, 1), identity norm parameters (KernelBench)"),
-    _g("normal", _normal, "perturbed", ("arithmetic",), "N(0, 1)"),
-    _g("sign_mixed", _sign_mixed, "perturbed", ("input_domain",), "U[-1, 1)"),
-    _g("scaled_x3", _kb_scaled(3.0), "identity", ("arithmetic",), "U[0, 1) activations x 3"),
+    _g("uniform01", _uniform01, "identity", (), "U[0, 1) in every float input (KernelBench's inputs)"),
+    _g("normal", _normal, "perturbed", ("arithmetic",), "N(0, 1) in every float input"),
+    _g("sign_mixed", _sign_mixed, "perturbed", ("input_domain",), "U[-1, 1) in every float input"),
+    _g("scaled_x3", _kb_scaled(3.0), "identity", ("arithmetic",),
+       "data inputs U[0, 1) x 3, other float inputs U[0, 1)"),
     _g("scaled_x0_01", _kb_scaled(0.01), "identity", ("arithmetic", "precision"),
-       "U[0, 1) activations x 0.01"),
-    _g("negated", _kb_scaled(-1.0), "identity", ("input_domain",), "-U[0, 1) activations"),
-    _g("identity_affine", _normal, "identity", (), "N(0, 1), weights 1, biases 0 (SOL-ExecBench)"),
-    _g("affine_perturbed", _normal, "perturbed", ("arithmetic",),
-       "N(0, 1), weights 1 + 0.1 N(0,1), biases 0.1 N(0,1)"),
+       "data inputs U[0, 1) x 0.01, other float inputs U[0, 1)"),
+    _g("negated", _kb_scaled(-1.0), "identity", ("input_domain",),
+       "data inputs -U[0, 1) (none positive), other float inputs U[0, 1)"),
+    _g("identity_affine", _normal, "identity", (), "N(0, 1) in every float input (SOL-ExecBench's inputs)"),
+    _g("affine_perturbed", _normal, "perturbed", ("arithmetic",), "N(0, 1) in every float input"),
     _g("large_magnitude", _large_magnitude, "perturbed", ("false_reject_control",),
-       "N(0, 1) x 10^U(3, 4) (fuzz)"),
-    _g("large_offset", _large_offset, "perturbed", ("input_domain", "precision"), "N(0, 1) + 100"),
+       "N(0, 1) x 10^U(3, 4) (typical magnitudes 10^3 to 10^4, both signs) in data inputs, "
+       "weight matrices, biases and running means; N(0, 1) elsewhere"),
+    _g("large_offset", _large_offset, "perturbed", ("input_domain", "precision"),
+       "N(0, 1) + 100 in activation and logits inputs, N(0, 1) elsewhere"),
     _g("peaked_logits", _data_only(_peaked), "perturbed", ("input_domain", "precision"),
-       "one entry per row + 30"),
-    _g("flat_logits", _data_only(_flat), "perturbed", ("arithmetic",), "0.5 + 1e-3 N(0, 1)"),
+       "data inputs N(0, 1) with one entry per row raised by 30; other float inputs N(0, 1)"),
+    _g("flat_logits", _data_only(_flat), "perturbed", ("arithmetic",),
+       "data inputs 0.5 + 1e-3 N(0, 1) (nearly equal values); other float inputs N(0, 1)"),
     _g("tiny_variance", _data_only(_tiny_variance), "perturbed", ("precision",),
-       "per-row c + 1e-4 N(0, 1)"),
+       "data inputs: per row a constant c ~ U[-1, 1) plus 1e-4 N(0, 1); other float inputs N(0, 1)"),
     _g("negative_heavy", _data_only(_negative_heavy), "perturbed", ("input_domain",),
-       "90 % negative"),
-    _g("sparse", _data_only(_sparse), "perturbed", ("boundary", "indexing"), "90 % zeros"),
-    _g("one_hot", _data_only(_one_hot), "perturbed", ("indexing",), "one 1 per row"),
+       "data inputs: 90 % of entries -|N(0, 1)|, the rest |N(0, 1)|; other float inputs N(0, 1)"),
+    _g("sparse", _data_only(_sparse), "perturbed", ("boundary", "indexing"),
+       "data inputs: 90 % of entries exactly 0, the rest N(0, 1); other float inputs N(0, 1)"),
+    _g("one_hot", _data_only(_one_hot), "perturbed", ("indexing",),
+       "data inputs: one 1 per row at a drawn place, 0 elsewhere; other float inputs N(0, 1)"),
     _g("monotone", _data_only(_monotone), "perturbed", ("synchronization", "indexing"),
-       "sorted ascending along the last dim"),
+       "data inputs N(0, 1) sorted ascending along each row; other float inputs N(0, 1)"),
     _g("boundary_index", _normal, "perturbed", ("boundary", "indexing"),
-       "indices at low and high - 1", index="boundary"),
+       "N(0, 1) in every float input", index="boundary"),
 ])
 
 
@@ -385,34 +399,48 @@ def _hundreds(rng, shape):
     return HUNDREDS_STEP * rng.integers(3, 13, shape) * rng.choice((-1.0, 1.0), shape)
 
 
-def _family(name, values, targets, summary, applies, index="uniform", probability=None):
-    return name, Generator(name, values, "perturbed", tuple(targets), summary, index, applies, probability)
+def _family(name, values, targets, description, applies, index="uniform", probability=None, non_finite=()):
+    return name, Generator(name, values, "perturbed", tuple(targets), description, index, applies, probability,
+                           tuple(non_finite))
 
 
 #: name -> value family, in the module table's order: what the gate draws on top of `GENERATORS`
 #: (the kill matrix's candidates stay those 18). Each says where it applies (`families_for`).
 FAMILIES: dict[str, Generator] = dict([
-    _family("masked", _masked, ("input_domain", "boundary"), "-inf logits, never a whole row",
+    _family("masked", _masked, ("input_domain", "boundary"),
+            "logits inputs N(0, 1) with -inf at a drawn fraction (up to 90 %) of each row, every entry "
+            "but one -inf in the first row, never a whole row; other float inputs N(0, 1)",
             _needs(roles=("logits",), what="logits input: -inf masking is defined for scores"),
-            index="finite"),
+            index="finite", non_finite=("-inf",)),
     _family("ties", _data_only(_ties), ("indexing", "arithmetic"),
-            "values on a 5-point grid, repeated max and min", _needs()),
-    _family("integers", _data_only(_integers), ("arithmetic", "precision"), "integers in [-8, 8]",
+            "data inputs on {-1, -0.5, 0, 0.5, 1}: each row's maximum (1) at least twice and, in rows "
+            "of 4 or more, its minimum (-1) at least twice; other float inputs N(0, 1)", _needs()),
+    _family("integers", _data_only(_integers), ("arithmetic", "precision"),
+            "data inputs: integers in [-8, 8] (zeros and repeats common); other float inputs N(0, 1)",
             _needs(not_ids=PRODUCT_PROBLEMS)),
-    _family("negative_rows", _data_only(_negative_rows), ("input_domain",), "every even row all negative",
-            _needs()),
-    _family("zero_rows", _data_only(_zero_rows), ("boundary", "arithmetic"), "every third row all zeros",
-            _needs(rows=True)),
+    _family("negative_rows", _data_only(_negative_rows), ("input_domain",),
+            "data inputs: rows 0, 2, 4, ... all negative, -(0.01 + |N(0, 1)|), the other rows N(0, 1); "
+            "other float inputs N(0, 1)", _needs()),
+    _family("zero_rows", _data_only(_zero_rows), ("boundary", "arithmetic"),
+            "data inputs: rows 0, 3, 6, ... all 0 (with more than one row), the other rows N(0, 1); "
+            "other float inputs N(0, 1)", _needs(rows=True)),
     _family("overflow", _data_only(_overflow), ("input_domain", "precision"),
-            "+-U(89, 120): past exp overflow",
+            "data inputs: half the entries +-U(89, 120) (float32 exp overflows past 88.7), the rest "
+            "3 N(0, 1); with more than one row, row 0 all +U(89, 120); other float inputs N(0, 1)",
             _needs(roles=("logits",), ids=EXP_PROBLEMS,
                    what="exp of its data (no logits, not an exp activation)")),
-    _family("long_tail", _long_tail, ("precision",), "one peak + tail masses over 8 orders",
+    _family("long_tail", _long_tail, ("precision",),
+            "probability inputs: rows summing to 1 of one peak U(0.6, 0.999) and the rest in masses "
+            "spread over eight orders of magnitude; logits inputs: the log of such rows; other float "
+            "inputs N(0, 1)",
             _needs(roles=("probability", "logits"), what="probability or logits input"),
             probability=_long_tail_probabilities),
     _family("heavy_tailed", _data_only(_heavy_tailed), ("precision", "arithmetic"),
-            "Student-t, 2 degrees of freedom", _needs(not_ids=PRODUCT_PROBLEMS)),
-    _family("hundreds", _data_only(_hundreds), ("precision",), "sign-mixed multiples of 32, 96..384",
+            "data inputs: Student-t with 2 degrees of freedom (rare outliers of 100 and more); other "
+            "float inputs N(0, 1)", _needs(not_ids=PRODUCT_PROBLEMS)),
+    _family("hundreds", _data_only(_hundreds), ("precision",),
+            "data inputs: multiples of 32 from 96 to 384, both signs (exact in half precision; sums "
+            "of them overflow a float16 accumulator); other float inputs N(0, 1)",
             _needs(not_ids=PRODUCT_PROBLEMS, half=True)),
 ])
 #: Every recipe an input id may name: the kill matrix's `GENERATORS` and the gate's `FAMILIES`.
@@ -431,6 +459,42 @@ def why_not(problem: Problem, generator: str) -> str:
     """
     gen = ALL_GENERATORS[generator]
     return gen.applies(problem) if gen.applies is not None else ""
+
+
+def describe(problem: Problem, generator: str) -> str:
+    """What a policy reads of `generator` (a name of `ALL_GENERATORS`, or `name*scale`) on
+    `problem`: its `description`, then how it sets the problem's constrained inputs, as `_values`
+    draws them, then the scale and the non-finite values it holds.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> describe(load_problem("layernorm"), "identity_affine")
+    "N(0, 1) in every float input (SOL-ExecBench's inputs); norm weights (affine_scale) 1, norm biases (affine_shift) 0"
+    >>> describe(load_problem("relu"), "sign_mixed*300")
+    'U[-1, 1) in every float input; then data inputs, weight matrices, biases and running means x 300'
+    """
+    base, _, scale = generator.partition("*")
+    gen = ALL_GENERATORS[base]
+    roles = _roles(problem)
+    parts = [gen.description]
+    if roles & set(AFFINE_ROLES):
+        parts.append("norm weights (affine_scale) 1, norm biases (affine_shift) 0" if gen.affine == "identity"
+                     else "norm weights (affine_scale) 1 + 0.1 N(0, 1), norm biases (affine_shift) 0.1 N(0, 1)")
+    if roles & {"running_var", "positive"}:
+        parts.append("positive and running_var inputs 0.5 + |a draw as above|")
+    if "probability" in roles and gen.probability is None:
+        parts.append("probability rows the softmax of N(0, 1) rows")
+    if roles & {"label", "index"}:
+        parts.append({"boundary": "labels / indices alternate between their lowest and highest value",
+                      "finite": "each label picks a finite logit of its row" if "logits" in roles else
+                                "labels / indices uniform over their range",
+                      "uniform": "labels / indices uniform over their range"}[gen.index])
+    if "mask" in roles:
+        parts.append("masks 0 or 1 at random")
+    if scale:
+        parts.append(f"then data inputs, weight matrices, biases and running means x {float(scale):g}")
+    if gen.non_finite:
+        parts.append("holds " + " and ".join(gen.non_finite))
+    return "; ".join(parts)
 
 
 def families_for(problem: Problem) -> list[str]:

@@ -24,6 +24,11 @@ Elementwise problems, without a reduction, are plotted at reduction size 1.
 The checker table has a `gate` row next to the presets' and the hardened checker's: the reward
 gate (`envs.gate`) as far as the kill matrix covers it (`gate_score`), and the report lists per
 shape class (presets and `rewards.shapes` classes) how many mutants its inputs witnessed.
+
+A checker the kill matrix did not run every input of (`CheckerScore.measured` False) is shown as
+`NOT_MEASURED` in every table and drawn as no bar (its legend entry says so), never as a rate:
+the cells of its inputs that ran are only a lower bound, and with none run it would read as
+detecting nothing. `harden` runs every scored checker's inputs, so its report has no such row.
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ from .judging import OK, WRONG, shared_cache
 from .scoring import FAULT_OUTCOMES, POPULATIONS, CheckerScore, KillMatrix, cell_killed, summarize_shapes
 from .suites import bootstrap_interval, detection_rate
 
-__all__ = ["GATE_ROW", "HEATMAP_CELLS", "blind_band", "blind_band_figure", "escape_figure", "gate_score",
+__all__ = ["GATE_ROW", "HEATMAP_CELLS", "NOT_MEASURED", "blind_band", "blind_band_figure", "escape_figure", "gate_score",
            "population_rows",
            "heatmap_figure", "mutant_counts", "stage_time_figure", "write_report"]
 
 #: The checker table's name for the reward gate's row.
 GATE_ROW = "gate"
+#: What a table shows for a checker whose inputs the kill matrix did not all run.
+NOT_MEASURED = "not measured"
 #: The heatmap's cell values: (value, what the cell says, colour).
 HEATMAP_CELLS = ((-1, "not run", "#ffffff"), (0, "survived (every schedule)", "#bdbdbd"),
                  (1, "killed (wrong output)", "#2b8cbe"), (2, "fault (crash, race, timeout, ...)", "#e34a33"))
@@ -109,12 +116,18 @@ def heatmap_figure(km: KillMatrix, problems: list[str] | None = None, max_mutant
 def escape_figure(scores: Mapping[str, Any]):
     """Grouped bars: escape rate per family, one bar per checker, each labelled `escaped/witnessed`;
     a 0 % bar keeps its label and gets a marker on the axis. A family a checker has no witnessed
-    mutant of gets no bar."""
+    mutant of gets no bar; a checker that is not measured gets none at all, and a legend entry
+    `<name>: not measured`."""
+    from matplotlib.lines import Line2D
     plt = _plt()
     families = sorted({f for s in scores.values() for f, r in s.report.per_family.items() if r.total})
     fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(families) + 2), 4.8))
     width = 0.8 / max(len(scores), 1)
+    unmeasured = []
     for k, (name, s) in enumerate(scores.items()):
+        if not s.measured:
+            unmeasured.append(Line2D([], [], linestyle="none", label=f"{name}: {NOT_MEASURED}"))
+            continue
         rates = [(j, s.report.per_family[f]) for j, f in enumerate(families)
                  if f in s.report.per_family and s.report.per_family[f].total]
         if not rates:                    # nothing to draw: no legend entry either
@@ -133,7 +146,8 @@ def escape_figure(scores: Mapping[str, Any]):
     ax.set_ylabel("escape rate (witnessed mutants accepted)")
     ax.set_ylim(0, 1.15)
     ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    handles = ax.get_legend_handles_labels()[0] + unmeasured
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title("escape by fault family (label: escaped/witnessed; a triangle marks 0)")
     fig.tight_layout()
     return fig
@@ -289,7 +303,8 @@ def _gate_row(gate: CheckerScore, summary: Any) -> dict[str, Any]:
             "heldout": gate.rate_on(m for m in summary.result.heldout if m in pool),
             "false_rejects": None if gate.false_rejects is None else len(gate.false_rejects),
             "kernels_checked": gate.kernels_checked,
-            "median_inputs": float(np.median(counts)) if counts else math.nan, "missing_inputs": 0}
+            "median_inputs": float(np.median(counts)) if counts else math.nan, "missing_inputs": 0,
+            "measured": True}
 
 
 def _population_section(rows: list[dict[str, Any]], summary: Any) -> list[str]:
@@ -311,8 +326,9 @@ def _population_section(rows: list[dict[str, Any]], summary: Any) -> list[str]:
         rate = r["detected"] / r["witnessed"] if r["witnessed"] else math.nan
         fa = f"{r['false_accepts']}/{r['faults']}" if "false_accepts" in r else "-"
         fr = ("-" if r.get("false_rejects") is None else f"{r['false_rejects']}/{r['correct']}")
-        lines.append(f"| {r['checker']} | {r['population']} | {_pct(rate)} ({r['detected']}/{r['witnessed']}) | "
-                     f"{_pct(r['selection'])} | {_pct(r['heldout'])} | {fa} | {fr} |")
+        detection = [f"{_pct(rate)} ({r['detected']}/{r['witnessed']})", _pct(r["selection"]), _pct(r["heldout"]),
+                     fa] if r["measured"] else [NOT_MEASURED] * 3 + [NOT_MEASURED if "false_accepts" in r else "-"]
+        lines.append(f"| {r['checker']} | {r['population']} | " + " | ".join(detection) + f" | {fr} |")
     rejected = [(n, f) for n, fs in (summary.field_rejects or {}).items() for f in fs]
     if rejected:
         lines += ["", "Field false rejects:", "", "| checker | problem | kernel | verdict |",
@@ -409,7 +425,8 @@ def check_rows(km: KillMatrix, problems: list[str], scored: Mapping[str, Checker
                "matrix": len(in_matrix), "witnessed": len(seen),
                "caught": sum(m in caught for m in in_matrix),
                "only": sum(m in caught and m not in wrong for m in in_matrix),
-               "detected": {name: sum(m in s.killed for m in seen) for name, s in scored.items()}}
+               "detected": {name: sum(m in s.killed for m in seen) if s.measured else None
+                            for name, s in scored.items()}}
         by_rule.append(row)
     by_rule.sort(key=lambda r: (-((r["quarantined"] or 0) + r["caught"]), r["rule"]))
     return by_outcome, by_rule
@@ -439,7 +456,8 @@ def _checks_section(by_outcome: list[dict[str, Any]], by_rule: list[dict[str, An
                   "| --- " + "| ---: " * (5 + len(names)) + "|"]
         for r in by_rule[:most]:
             cells = [r["rule"], *(_count(r[k]) for k in ("quarantined", "matrix", "witnessed", "caught", "only")),
-                     *(f"{r['detected'][n]}/{r['witnessed']}" for n in names)]
+                     *(f"{r['detected'][n]}/{r['witnessed']}" if r["detected"][n] is not None else NOT_MEASURED
+                       for n in names)]
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -461,7 +479,8 @@ def population_rows(scored: Mapping[str, CheckerScore], km: KillMatrix, summary:
         pool = set(s.witnessed)
         for pop in POPULATIONS:
             witnessed = [m for m in faults[pop] if m in pool]
-            row = {"checker": name, "population": pop, "faults": len(faults[pop]), "witnessed": len(witnessed),
+            row = {"checker": name, "population": pop, "measured": s.measured,
+                   "faults": len(faults[pop]), "witnessed": len(witnessed),
                    "detected": sum(m in s.killed for m in witnessed),
                    "selection": s.rate_on(m for m in witnessed if m in selection),
                    "heldout": s.rate_on(m for m in witnessed if m in heldout)}
@@ -508,15 +527,18 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
         "## Checkers", "",
         "Detection of the witnessed mutants (95 % bootstrap over problems), on the selection and "
         "held-out halves of the 50 % hash split, false rejects of correct kernels, and inputs per "
-        "problem found in the kill matrix (missing: suite inputs the matrix did not run).", "",
+        "problem found in the kill matrix (missing: suite inputs the matrix did not run; a checker "
+        f"with a missing input is {NOT_MEASURED}, not scored on part of its inputs).", "",
         "| checker | detection | 95 % CI | selection | held-out | false rejects | inputs/problem (median) | missing inputs |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in summary.rows() + ([_gate_row(gate, summary)] if gate is not None else []):
         fr = "-" if r["false_rejects"] is None else f"{r['false_rejects']}/{r['kernels_checked']}"
-        lines.append(f"| {r['checker']} | {_pct(r['detection'])} ({r['detected']}/{r['witnessed']}) | "
-                     f"{_pct(r['low'])} - {_pct(r['high'])} | {_pct(r['selection'])} | {_pct(r['heldout'])} | "
-                     f"{fr} | {r['median_inputs']:g} | {r['missing_inputs']} |")
+        detection = ([f"{_pct(r['detection'])} ({r['detected']}/{r['witnessed']})",
+                      f"{_pct(r['low'])} - {_pct(r['high'])}", _pct(r["selection"]), _pct(r["heldout"])]
+                     if r["measured"] else [NOT_MEASURED] * 4)
+        lines.append(f"| {r['checker']} | " + " | ".join(detection) +
+                     f" | {fr} | {r['median_inputs']:g} | {r['missing_inputs']} |")
     if gate is not None:
         schedules = ", ".join(km.manifest.get("settings", {}).get("schedules") or ["ascending", "descending"])
         lines += ["", f"`{GATE_ROW}` is the reward gate (`envs.gate`, what every reward is paid by) as far as "
@@ -546,7 +568,7 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
     lines.append("| checker | " + " | ".join(families) + " |")
     lines.append("| --- " * (len(families) + 1) + "|")
     for name, s in scored.items():
-        cells = [(f"{r.total - r.detected}/{r.total} ({_pct(1 - r.rate)})"
+        cells = [(NOT_MEASURED if not s.measured else f"{r.total - r.detected}/{r.total} ({_pct(1 - r.rate)})"
                   if (r := s.report.per_family.get(f)) is not None and r.total else "-") for f in families]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "## Hardened suites", "",
@@ -594,10 +616,14 @@ def write_report(summary: Any, km: KillMatrix) -> Path:
               "Escaped mutants per checker (witnessed, accepted):", ""]
     for name, s in scored.items():
         esc = s.escaped
+        if not s.measured:
+            lines.append(f"- {name}: {NOT_MEASURED}")
+            continue
         lines.append(f"- {name}: {len(esc)}" + (f" (e.g. {', '.join(f'`{m}`' for m in esc[:5])})" if esc else ""))
     missing = {n: s.missing_inputs for n, s in summary.scores.items() if s.missing_inputs}
     if missing:
-        lines += ["", "Suite inputs not in the kill matrix (scored on the inputs that were run):", ""]
+        lines += ["", f"Suite inputs not in the kill matrix (so the checker is {NOT_MEASURED}: run the kill "
+                      "matrix with its generators, presets and seeds, as `mutagym harden` does, to score it):", ""]
         for n, miss in missing.items():
             lines.append(f"- {n}: " + ", ".join(f"{p}: {len(v)}" for p, v in miss.items()))
     invalid = {n: s.invalid_inputs for n, s in summary.scores.items() if s.invalid_inputs}

@@ -13,8 +13,13 @@ computed once re-scores exactly under any checker whose atol equals its rtol (ev
 
 A checker *kills* a mutant when any of its suite inputs for the mutant's problem kills it in any
 schedule of the matrix. Its suite inputs are looked up by id among the matrix's valid inputs; ids
-the matrix does not hold (another seed, preset or generator than the run used) are reported as
-`missing` and cannot count: the score is then the score of the checker's inputs that were run.
+the matrix does not hold (another seed, preset or generator than the run used) are `missing`, and
+a checker with a missing input is *not measured* (`CheckerScore.measured`): what its inputs that
+were run kill is only a lower bound, and a checker none of whose inputs ran would read as
+detecting nothing. Reports and tables show such a score as "not measured", never as a rate
+(`mutants.harden.harden` gives the matrix every scored checker's inputs, so its scores are all
+measured). Inputs the matrix holds but its validity gate refused (a correct kernel fails them)
+never run on mutants: they count as the checker's false rejects, not as detections.
 
 Exactness: the rule above is exact for matched ratio 1 or 0.99 with atol == rtol. For a comparator
 with atol != rtol the matrix's own verdict is used when the comparator is the problem's own
@@ -292,7 +297,8 @@ class CheckerScore:
     `interval` the `(point, low, high)` bootstrap over problems; `inputs_used` / `missing_inputs`
     the suite ids per problem found / not found in the matrix, `invalid_inputs` those the matrix
     holds but its validity gate refused (a correct kernel fails them: never run on mutants);
-    `false_rejects` is None when not measured.
+    `false_rejects` is None when not measured. With a missing input the detection figures are
+    those of the inputs that ran, a lower bound: `measured` is False and no report shows them.
     """
 
     checker: str
@@ -311,6 +317,12 @@ class CheckerScore:
     @property
     def detection(self) -> float:
         return self.report.overall.rate
+
+    @property
+    def measured(self) -> bool:
+        """Whether the matrix ran every input of the checker on the scored problems (else its
+        detection is no figure to show: see the module doc)."""
+        return not self.missing_inputs
 
     @property
     def escaped(self) -> list[str]:
@@ -337,11 +349,15 @@ class CheckerScore:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
         return {
-            "checker": self.checker, "name": self.name, "detection": _num(self.detection),
-            "interval": [_num(x) for x in self.interval], "witnessed": len(self.witnessed),
-            "detected": self.report.overall.detected, "exact": self.exact,
-            "per_family": {k: [v.detected, v.total] for k, v in self.report.per_family.items()},
-            "per_problem": {k: [v.detected, v.total] for k, v in self.report.per_problem.items()},
+            "checker": self.checker, "name": self.name, "measured": self.measured,
+            "detection": _num(self.detection) if self.measured else None,
+            "interval": [_num(x) if self.measured else None for x in self.interval],
+            "witnessed": len(self.witnessed),
+            "detected": self.report.overall.detected if self.measured else None, "exact": self.exact,
+            "per_family": ({k: [v.detected, v.total] for k, v in self.report.per_family.items()}
+                           if self.measured else None),
+            "per_problem": ({k: [v.detected, v.total] for k, v in self.report.per_problem.items()}
+                            if self.measured else None),
             "inputs_used": {k: len(v) for k, v in self.inputs_used.items()},
             "missing_inputs": self.missing_inputs,
             "invalid_inputs": self.invalid_inputs,

@@ -30,6 +30,9 @@ capped at `FREE_ROWS` so that the classes aimed at the main dim stay cheap:
 | `all_ge2` | >= 2 | every dim >= 2 (groupnorm: several channels per group) |
 | `any` | log-uniform over its range | log-uniform over the whole budget |
 
+Each class's `description` is the line the task prompt gives it (`describe`, with the problem's
+main dim named); a fixed preset's line is its dims.
+
 Every draw stays inside each dim's [min, max] and the problem's `budget`: the largest tensor's
 elements, the work (product of every dim, with the dims a kernel tiles rounded up to its tile) and
 the rows. The budgets are measured on the CPU emulator (`benchmarks/bench_catalog_range.py`): the
@@ -63,8 +66,8 @@ from ..substrates.schema import expression_names
 
 __all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "COSTLY_CLASSES", "Cost", "DEFAULT_BUDGET",
            "ELEMENT_BUDGET", "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES",
-           "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "budget", "classify", "cost", "draw_dims", "main_dim", "shape_classes",
-           "log_uniform", "toward", "within_budget"]
+           "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "budget", "classify", "cost", "describe", "draw_dims",
+           "log_uniform", "main_dim", "shape_classes", "toward", "within_budget"]
 
 #: Rows a `many_rows` draw reaches: one past gridDim.y / z (65,535) and past any grid capped there.
 ROW_LIMIT = 65536
@@ -275,11 +278,14 @@ class _Progression:
 
 @dataclass(frozen=True)
 class ShapeClass:
-    """A named region of dims: how to draw one instance and how to recognise one."""
+    """A named region of dims: how to draw one instance and how to recognise one, and what a
+    policy reads of it in the task prompt (`description`, where `{main}` stands for the problem's
+    `main_dim` and `{elements}` for its budget's elements; `describe` fills them in)."""
 
     name: str
     draw: Callable[[Problem, np.random.Generator], dict | None]
     member: Callable[[Problem, Mapping[str, int]], bool]
+    description: str
 
 
 def _floors(problem: Problem, floor: int = 1, odd: bool = False) -> dict[str, int]:
@@ -322,10 +328,11 @@ def _free(problem: Problem, rng: np.random.Generator, dims: dict, names: list[st
     return dims
 
 
-def _main_class(name: str, ranges: Callable[[np.random.Generator], _Progression],
+def _main_class(name: str, description: str, ranges: Callable[[np.random.Generator], _Progression],
                 on: Callable[[int], bool], residue: bool = False, odd: bool = False) -> ShapeClass:
     """A class that puts the main dim on a progression (`ranges` draws it; `on` recognises a size
-    on it) and draws the other dims freely, rows capped at `FREE_ROWS`."""
+    on it) and draws the other dims freely, rows capped at `FREE_ROWS`; `description` says what
+    the main dim is, the rest of the line is added here."""
     def draw(problem, rng):
         main = main_dim(problem)
         prog = ranges(rng)
@@ -341,7 +348,10 @@ def _main_class(name: str, ranges: Callable[[np.random.Generator], _Progression]
         dims = _free(problem, rng, {**floors, main: v}, others, floors, FREE_ROWS, odd=odd)
         return dims and _free(problem, rng, dims, snapped, floors, FREE_ROWS, snap=prog)
 
-    return ShapeClass(name, draw, lambda problem, dims: on(dims[main_dim(problem)]))
+    others = ("the inputs' other last dims on the same residue where they can be, the other dims drawn"
+              if residue else "the other dims odd where their range allows" if odd else "the other dims drawn")
+    return ShapeClass(name, draw, lambda problem, dims: on(dims[main_dim(problem)]),
+                      f"{description}; {others} (at most {FREE_ROWS:,} rows)")
 
 
 def _long_low(problem: Problem) -> int | None:
@@ -472,23 +482,37 @@ def _classes() -> list[ShapeClass]:
         prog = _Progression(step, offset, low, high)
         return dict(ranges=lambda rng: prog, on=lambda v: v % step == offset and low <= v <= (high or v))
 
-    out = [_main_class("odd", odd=True, **on_progression(2, 1))]
-    out += [_main_class(f"mod4_{r}", residue=True, **on_progression(4, r)) for r in (1, 2, 3)]
-    out += [_main_class(f"mod8_{r}", residue=True, **on_progression(8, r)) for r in range(1, 8)]
-    out.append(_main_class("mod32", residue=True, on=lambda v: v % 32 != 0,
-                           ranges=lambda rng: _Progression(32, int(rng.integers(1, 32)))))
-    out += [_main_class(f"past_{b}", **on_progression(b, 1, low=b + 1)) for b in BLOCK_SIZES]
-    out += [_main_class(f"below_{b}", **on_progression(b, b - 1, low=b - 1)) for b in BLOCK_SIZES]
-    out.append(_main_class("beyond_block", **on_progression(1, 0, 1025, 4096)))
-    out.append(_main_class("wide", **on_progression(1, 0, 4097, 65536)))
+    out = [_main_class("odd", "{main} odd", odd=True, **on_progression(2, 1))]
+    out += [_main_class(f"mod4_{r}", f"{{main}} % 4 == {r}", residue=True, **on_progression(4, r))
+            for r in (1, 2, 3)]
+    out += [_main_class(f"mod8_{r}", f"{{main}} % 8 == {r}", residue=True, **on_progression(8, r))
+            for r in range(1, 8)]
+    out.append(_main_class("mod32", "{main} % 32 == r for a drawn r in 1..31 (a partial warp)", residue=True,
+                           on=lambda v: v % 32 != 0, ranges=lambda rng: _Progression(32, int(rng.integers(1, 32)))))
+    out += [_main_class(f"past_{b}", f"{{main}} = k * {b} + 1 for some k >= 1 (one past a block of {b})",
+                        **on_progression(b, 1, low=b + 1)) for b in BLOCK_SIZES]
+    out += [_main_class(f"below_{b}", f"{{main}} = k * {b} - 1 for some k >= 1 (one short of a block of {b})",
+                        **on_progression(b, b - 1, low=b - 1)) for b in BLOCK_SIZES]
+    out.append(_main_class("beyond_block", "{main} in 1025..4096 (more than one block of 1024 threads)",
+                           **on_progression(1, 0, 1025, 4096)))
+    out.append(_main_class("wide", "{main} in 4097..65536 (more than four blocks of 1024)",
+                           **on_progression(1, 0, 4097, 65536)))
     out += [ShapeClass("long_loop", _draw_long,
-                       lambda p, d: (lo := _long_low(p)) is not None and d[main_dim(p)] >= lo),
-            ShapeClass("large", _draw_large, lambda p, d: 2 * cost(p, d).elements >= _element_reach(p)),
-            ShapeClass("many_rows", _draw_rows, lambda p, d: cost(p, d).rows >= ROW_LIMIT),
-            ShapeClass("tiny", _draw_tiny, lambda p, d: all(v <= 3 for v in d.values())),
-            ShapeClass("unit", _draw_unit, lambda p, d: any(v == 1 for v in d.values())),
-            ShapeClass("all_ge2", _draw_ge2, lambda p, d: all(v >= 2 for v in d.values())),
-            ShapeClass("any", _draw_any, lambda p, d: True)]
+                       lambda p, d: (lo := _long_low(p)) is not None and d[main_dim(p)] >= lo,
+                       f"{{main}} as long as the largest tensor's {{elements}} elements allow (at least {LONG_LOOP:,} "
+                       "where they do), the other dims at their minimum"),
+            ShapeClass("large", _draw_large, lambda p, d: 2 * cost(p, d).elements >= _element_reach(p),
+                       "the largest tensor at half to all of its {elements} elements at most, spread over the dims"),
+            ShapeClass("many_rows", _draw_rows, lambda p, d: cost(p, d).rows >= ROW_LIMIT,
+                       f"{{main}} 1..16 and {ROW_LIMIT:,} rows or more (past a grid dimension of 65,535 "
+                       "blocks)"),
+            ShapeClass("tiny", _draw_tiny, lambda p, d: all(v <= 3 for v in d.values()), "every dim 1..3"),
+            ShapeClass("unit", _draw_unit, lambda p, d: any(v == 1 for v in d.values()),
+                       "one or more dims 1, the others drawn"),
+            ShapeClass("all_ge2", _draw_ge2, lambda p, d: all(v >= 2 for v in d.values()),
+                       "every dim 2 or more"),
+            ShapeClass("any", _draw_any, lambda p, d: True,
+                       "every dim drawn log-uniformly over its range (the largest tensor at most {elements} elements)")]
     return out
 
 
@@ -576,6 +600,22 @@ def draw_dims(problem: Problem, cls: str, seed: int) -> dict[str, int]:
     if dims is None:
         raise ValueError(f"problem {problem.id!r}: seed {seed} of shape class {cls!r} misses the class")
     return dims
+
+
+def describe(problem: Problem, shape: str) -> str:
+    """What a policy reads of the shape `shape` of `problem`: a fixed preset's dims, or a class's
+    (`@<class>`) `description` with the problem's main dim named.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> describe(load_problem("softmax"), "remainder")
+    'rows = 37, cols = 1000'
+    >>> describe(load_problem("softmax"), "@mod4_2").split(";")[0]
+    'cols % 4 == 2'
+    """
+    if shape.startswith("@"):
+        return SHAPE_CLASSES[shape[1:]].description.format(main=main_dim(problem),
+                                                           elements=f"{budget(problem).elements:,}")
+    return ", ".join(f"{d} = {v}" for d, v in problem.preset(shape).items())
 
 
 def classify(problem: Problem, dims: Mapping[str, int]) -> list[str]:

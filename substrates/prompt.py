@@ -1,12 +1,19 @@
 """The task text a policy sees for a problem: what to compute, the argument contract, the format.
 
 It shows the description, the torch reference, every tensor with its shape, dtype and role, the
-dims and scalars the kernel receives, the submission format, and a complete example submission
-for a *different* problem (so the example never gives the answer away).
+dims and scalars the kernel receives, how outputs are compared, the submission format, and a
+complete example submission for a *different* problem (so the example never gives the answer away).
+
+With a reward gate's contract (`envs.gate.RewardGate.contract`) it also states each stage's
+tolerance and gives every shape and every value recipe an input can have one line, written by the
+tables the inputs are drawn from (`rewards.shapes`, `rewards.generators`). The allowed headers are
+`runtime.headers.ALLOWED_HEADERS`. `tests/docs/test_prompt_truth.py` checks each statement against
+the code.
 """
 
 from __future__ import annotations
 
+from ..runtime.headers import ALLOWED_HEADERS
 from .catalog import load_problem
 
 FORMAT = """\
@@ -37,10 +44,10 @@ __global__ void my_kernel(const float* x, float* out, int n) { ... }
 Parameter types may be typedefs, `using` aliases, macros or template parameters that resolve to
 float, double, __half, __nv_bfloat16, bool, the integer types or CUDA vector types (float4, ...).
 
-Dims arrive as int, float scalars as float. Allowed headers: cuda_fp16.h, cuda_bf16.h, stdint.h,
-math.h. No host code, inline asm, heap allocation or system calls. Outputs start as NaN: write every
-element. Inputs are read-only. The kernel is judged on many hidden inputs (signs, magnitudes, shapes
-including remainders and tiny sizes) against a float64 reference."""
+Dims arrive as int, float scalars as float. Allowed headers (every other #include is refused):
+{headers}. No host code, inline asm, heap allocation or system calls. Outputs start as NaN: write
+every element. Inputs are read-only. The kernel is judged on many hidden inputs (signs, magnitudes,
+shapes including remainders and tiny sizes) against a float64 reference.""".replace("{headers}", ", ".join(ALLOWED_HEADERS))
 
 
 def _contract(problem, gate: dict | None) -> str:
@@ -58,23 +65,49 @@ def _contract(problem, gate: dict | None) -> str:
         lines.append("Scalars: " + ", ".join(f"{n} = {s.value!r} ({s.dtype})" for n, s in spec.scalars.items()))
     if gate is None:
         t = spec.tolerance
-        lines.append(f"Checked against the reference with atol = {t.atol:g}, rtol = {t.rtol:g}.")
+        terms = {"atol": t.atol, "rtol": t.rtol, "matched_ratio": t.matched_ratio, "nan_matches": False}
+        lines.append(f"Checked against the reference at {_tolerance(terms)}.")
+        lines.append(_COMPARISON.format(nan=_nan_rule(False)))
     else:
-        lines.append(_judged_by(gate))
+        lines += _judged_by(gate)
     return "\n".join(lines)
 
 
-def _judged_by(gate: dict) -> str:
-    """The reward gate's contract (`RewardGate.contract`) in words."""
+#: How an output is compared (`rewards.comparator.Comparator`), stage tolerances aside.
+_COMPARISON = ("An output element passes when |out - ref| <= atol + rtol * |ref|; where the reference "
+               "is an infinity, only the same infinity passes; {nan}. An output NaN or infinity where "
+               "the reference is finite fails the whole case, whatever share must pass.")
+
+
+def _nan_rule(nan_matches: bool) -> str:
+    return "a NaN passes only where the reference is NaN" if nan_matches else "a NaN never passes"
+
+
+def _tolerance(terms: dict) -> str:
+    """`atol = .., rtol = ..` and the share of elements that must pass."""
+    ratio = terms["matched_ratio"]
+    share = "every element must pass" if ratio >= 1 else f"at least {100 * ratio:g} % of the elements must pass"
+    return f"atol = {terms['atol']:g}, rtol = {terms['rtol']:g} ({share})"
+
+
+def _judged_by(gate: dict) -> list[str]:
+    """The reward gate's contract (`RewardGate.contract`) in words, a line per shape and value."""
     tol = gate["tolerance"]
-    suite, pool = tol["suite"], tol["pool"]
     orders = gate["thread_orders"]
-    return (f"Judged by the reward gate {gate['gate']}, which pays only if every stage passes: a "
-            f"hardened suite at atol = {suite['atol']:g}, rtol = {suite['rtol']:g}; then the pool of "
-            f"record and fresh cases drawn at every evaluation at atol = {pool['atol']:g}, rtol = "
-            f"{pool['rtol']:g}. Every case runs in {len(orders)} thread orders ({', '.join(orders)}): "
-            "the result must not depend on the order threads and blocks run in. Shapes: "
-            f"{', '.join(gate['shapes'])}; value families: {', '.join(gate['values'])}.")
+    nan = {t["nan_matches"] for t in tol.values()}
+    lines = [f"Judged by the reward gate {gate['gate']}, which pays only if every stage passes: a "
+             f"hardened suite at {_tolerance(tol['suite'])}; then the pool of record at "
+             f"{_tolerance(tol['pool'])}; then fresh cases drawn at every evaluation at "
+             f"{_tolerance(tol['fresh'])}. Every case runs in {len(orders)} thread orders "
+             f"({', '.join(orders)}): the result must not depend on the order threads and blocks run in.",
+             _COMPARISON.format(nan=_nan_rule(True) if nan == {True} else _nan_rule(False)),
+             "Shapes a case can have (fixed presets, and classes drawn anew per case, `@`):"]
+    lines += [f"  {name}: {line}" for name, line in gate["shapes"].items()]
+    lines.append("Values a case can hold (data inputs: those of role activation, logits, sequence or "
+                 "target; a row runs along the last dim, a 1-d input is one row):")
+    lines += [f"  {name}: {line}" for name, line in gate["values"].items()]
+    lines.append("No input holds NaN or an infinity unless its line above says so.")
+    return lines
 
 
 def task_prompt(problem_id: str, gate: dict | None = None) -> str:

@@ -275,6 +275,11 @@ class TestHardenPipeline:
         rec = json.loads(proc.stdout)
         rows = {r["checker"]: r for r in rec["checkers"]}
         assert rows["hardened"]["selection"] == 1.0 and rows["hardened"]["false_rejects"] is None
+        # the matrix ran every scored checker's own inputs, though --generators names none of
+        # sol-execbench's or kernelbench-verified's: every row is measured, none scored on a part
+        assert {name: (r["measured"], r["missing_inputs"]) for name, r in rows.items()} == {
+            name: (True, 0) for name in rows}
+        assert rows["sol-execbench"]["detection"] is not None and rows["sol-execbench"]["median_inputs"] == 10
         assert {"mutant pool", "kill matrix", "suites, false rejects, scores", "report"} <= set(rec["stage_seconds"])
         assert rec["hardened"]["relu"]["suite"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
-from mutagym.mutants.harden import HardenSummary, harden_checker
+from mutagym.mutants.harden import HardenSummary, harden_checker, scored_inputs
 from mutagym.rewards.report import GATE_ROW, check_rows, gate_score, shape_rows, write_report
 from mutagym.rewards.scoring import load_killmatrix, score_checker
 from testkit import local_ray, substrate_with
@@ -37,7 +37,8 @@ def summary(tmp_path_factory):
         out = tmp_path_factory.mktemp("report")
         result = run_killmatrix(mutants(), KillMatrixSettings(
             out=str(out / "killmatrix"), generators=("uniform01", "sign_mixed"), presets=("official", "tiny"),
-            shape_classes=("mod4_1", "mod4_2"), schedules=("ascending",), preset_generators=None, progress=False))
+            shape_classes=("mod4_1", "mod4_2"), schedules=("ascending",), preset_generators=None, progress=False),
+            scored_inputs([load_checker("kernelbench")], ["relu"]))   # as harden runs it
     km = load_killmatrix(result)
     # one input per problem: no single input kills all three (the n % 4 == 2 one has no negative value)
     hardened = harden_checker(km, budget=1, date="2026-12-01")

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from matplotlib.lines import Line2D
 
-from mutagym.mutants.harden import HardenSummary, harden_checker
+from mutagym.mutants.harden import HardenSummary, harden_checker, scored_inputs
 from mutagym.mutants.killmatrix import KillMatrixSettings, MutantRecord, run_killmatrix
 from mutagym.rewards.checker import load_checker
 from mutagym.rewards.report import (GATE_ROW, HEATMAP_CELLS, POOL_TABLE, blind_band, blind_band_figure,
@@ -40,7 +40,8 @@ def report(tmp_path_factory):
     with local_ray():
         result = run_killmatrix(mutants(), KillMatrixSettings(
             out=str(out / "killmatrix"), generators=("uniform01", "sign_mixed"), presets=("official", "tiny"),
-            shape_classes=(), schedules=("ascending",), preset_generators=None, progress=False))
+            shape_classes=(), schedules=("ascending",), preset_generators=None, progress=False),
+            scored_inputs([load_checker("kernelbench")], ["relu"]))   # as harden runs it
     km = load_killmatrix(result)
     hardened = harden_checker(km, budget=1, date="2026-12-01")
     scores = {c.name: score_checker(c, km) for c in (load_checker("kernelbench"), hardened.checker)}
@@ -134,3 +135,27 @@ def test_the_report_counts_mutants_from_pool_to_witnessed(report):
     for png in ("heatmap", "escape_by_family", "blind_band", "time_by_stage"):
         assert (summary.out / f"{png}.png").stat().st_size > 0 and f"({png}.png)" in text
     assert "| kernelbench | 0/1 (0.0%) | 1/1 (100.0%) |" in text    # arithmetic caught, input_domain escapes
+
+
+def test_a_checker_whose_inputs_the_matrix_lacks_is_not_measured(report, tmp_path):
+    """sol-execbench's identity-affine inputs are not in this matrix: every table says "not
+    measured" and the escape plot draws no bar for it (it used to read as 0 % detection, every
+    family escaping), while the measured rows keep their figures."""
+    summary, km, scored, _ = report
+    sol = score_checker(load_checker("sol-execbench"), km)
+    assert not sol.measured and sol.missing_inputs["relu"]
+    assert all(s.measured for s in scored.values())
+    partial = HardenSummary(tmp_path, ["relu"], km.out, summary.result, summary.checker_path,
+                            {**summary.scores, "sol-execbench": sol}, None, 0.0, stage_seconds=dict(STAGES))
+    text = write_report(partial, km).read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| sol-execbench | not measured"))
+    assert row.split(" | ")[1:5] == ["not measured"] * 4 and row.rstrip(" |").endswith(
+        str(sum(len(v) for v in sol.missing_inputs.values())))
+    assert "| sol-execbench | not measured | not measured |" in text.split("## Escape by family")[1]
+    assert "- sol-execbench: not measured" in text
+    assert "| kernelbench | 0/1 (0.0%) | 1/1 (100.0%) |" in text
+    ax = escape_figure({**scored, "sol-execbench": sol}).axes[0]
+    assert [c.get_label() for c in ax.containers] == list(scored)
+    assert "sol-execbench: not measured" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {row["checker"]: row["measured"] for row in partial.rows()}["sol-execbench"] is False
+    assert next(r for r in partial.rows() if r["checker"] == "sol-execbench")["detection"] is None

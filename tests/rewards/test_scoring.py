@@ -1,6 +1,9 @@
 """Scoring checker versions on a small real kill matrix (real g++, real Ray)."""
 
+import json
 import math
+import subprocess
+import sys
 
 import pytest
 
@@ -104,10 +107,14 @@ class TestScoreChecker:
         assert low <= point <= high and point == kb.detection
 
     def test_missing_inputs_are_reported(self, km):
-        """kernelbench's seeds 2..4 were not run: scored on seeds 0, 1 and listed as missing."""
+        """kernelbench's seeds 2..4 were not run: listed as missing, so the score is not measured
+        (what seeds 0 and 1 kill is a lower bound, which no summary shows as a rate)."""
         kb = score_checker(load_checker("kernelbench"), km)
         assert kb.inputs_used["relu"] == ["relu:uniform01:official:0", "relu:uniform01:official:1"]
         assert "relu:uniform01:official:4" in kb.missing_inputs["relu"]
+        assert not kb.measured and score_checker(targeted_checker(), km).measured
+        d = kb.as_dict()
+        assert d["measured"] is False and d["detection"] is None and d["per_family"] is None
 
     def test_tighter_tolerance_kills_the_small_offset(self, km):
         """A 5e-3 offset passes 1e-2 (so it is not witnessed) but not 1e-3: re-scored from tol_needed."""
@@ -177,3 +184,21 @@ def test_doctests():
     import doctest
     result = doctest.testmod(scoring)
     assert result.failed == 0 and result.attempted > 0
+
+
+class TestAuditNotMeasured:
+    def test_a_checker_the_matrix_lacks_inputs_of_has_no_figure(self, km):
+        """`mutagym audit` on a matrix without kernelbench's seeds 2..4: kernelbench is not
+        measured (no detection, no leak, no split of the gain), never 'detects less'."""
+        proc = subprocess.run([sys.executable, "-m", "mutagym", "audit", "kernelbench", "kernelbench-verified",
+                               "--killmatrix", str(km.out), "--json"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rec = json.loads(proc.stdout)
+        assert rec["a"] == {"checker": rec["a"]["checker"], "measured": False,
+                            "missing_inputs": {"relu": [f"relu:uniform01:official:{s}" for s in (2, 3, 4)],
+                                               "softmax": [f"softmax:uniform01:official:{s}" for s in (2, 3, 4)]}}
+        assert rec["attribution_points"] is None and rec["accepted_by_a_only"] is None
+        proc = subprocess.run([sys.executable, "-m", "mutagym", "audit", "kernelbench", "kernelbench-verified",
+                               "--killmatrix", str(km.out)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "not measured" in proc.stdout and "gain of B over A" not in proc.stdout
