@@ -31,7 +31,7 @@ from ..rewards.input_cache import InputCache
 from ..rewards.judging import comparator_for
 from ..rewards.validity import check_validity
 from ..substrates.catalog import load_problem
-from .pool import FORMAT, _gate_key, load_pools, write_pool_doc
+from .pool import FORMAT, PoolRegistry, _gate_key, write_pool_doc
 
 __all__ = ["EnvelopeStore", "measure_pool_envelopes", "read_pool_envelopes"]
 
@@ -44,11 +44,8 @@ def read_pool_envelopes(path: str | os.PathLike | None) -> dict[str, dict[str, I
     if path is None or Path(path).is_dir():
         return {}
     doc = json.loads(gzip.decompress(Path(path).read_bytes()))
-    out = {}
-    for problem, d in doc["problems"].items():
-        ids = d["inputs"]
-        out[problem] = {ids[int(k)]: InputEnvelope.from_dict(e) for k, e in d.get("envelopes", {}).items()}
-    return out
+    return {problem: {i: InputEnvelope.from_dict(e) for i, e in d.get("envelopes", {}).items()}
+            for problem, d in doc["problems"].items()}
 
 
 class EnvelopeStore:
@@ -123,23 +120,26 @@ class EnvelopeStore:
 
 def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", schedules: Sequence[str],
                            problems: Sequence[str] | None = None, progress=None) -> dict[str, int]:
-    """Measure the envelope of every input of the pool file `path` (of `problems`, default all)
-    in `schedules` and write them into the file; returns how many each problem got. Problems
-    already holding an envelope for every input are kept as they are, so an interrupted run
-    resumes. `progress(problem, done, total)` is called after each problem."""
+    """Measure the envelope of every input the gate's pool stage judges with the pool file
+    `path` (its inputs and the coverage inputs `PoolRegistry` adds; of `problems`, default all)
+    in `schedules`, and write them into the file by input id; returns how many each problem has.
+    A problem already holding every envelope is kept as it is, so an interrupted run resumes.
+    `progress(problem, done, total)` is called after each problem."""
     path = Path(path)
-    pools = load_pools(path)
     doc = json.loads(gzip.decompress(path.read_bytes()))
     if doc.get("format") != FORMAT:
         raise ValueError(f"pool file {str(path)!r}: format {doc.get('format')!r}, expected {FORMAT!r}")
+    registry = PoolRegistry(path, backend=backend)
     store = EnvelopeStore(None, backend=backend, schedules=schedules)
     counts = {}
-    chosen = sorted(problems or pools)
+    chosen = sorted(problems or doc["problems"])
     for n, problem in enumerate(chosen, 1):
         entry = doc["problems"][problem]
-        if len(entry.get("envelopes", {})) < len(entry["inputs"]):
-            found = store.envelopes(problem, pools[problem].inputs).by_input
-            entry["envelopes"] = {str(k): found[i].as_dict() for k, i in enumerate(entry["inputs"]) if i in found}
+        p = load_problem(problem)
+        refs = registry.get(problem).inputs
+        if not {r.id_for(p) for r in refs} <= set(entry.get("envelopes", {})):
+            found = store.envelopes(problem, refs).by_input
+            entry["envelopes"] = {i: e.as_dict() for i, e in sorted(found.items())}
             write_pool_doc(path, doc)
         counts[problem] = len(entry["envelopes"])
         if progress is not None:

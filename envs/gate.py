@@ -334,7 +334,8 @@ class RewardGate:
 
         The shapes and values are those of the suite's and the pool's inputs (the fresh stage
         redraws their patterns) and of the fresh stage's shape patterns (`_shape_patterns`);
-        fixed presets first, then classes, each in its table's order."""
+        fixed presets first, then classes, each in its table's order. `envelope` is the rule every
+        output is also held to, `search` what the falsification search may do to those inputs."""
         suite = self.checker.inputs_for(problem)
         pool = self.pools.get(problem).checker()
         refs = [*suite, *pool.inputs_for(problem)]
@@ -348,7 +349,10 @@ class RewardGate:
                               "pool": pool_c, "fresh": dict(pool_c)},
                 "shapes": {s: describe_shape(p, s) for s in sorted(shapes, key=lambda s: _shape_order(p, s))},
                 "values": {g: describe_values(p, g) for g in sorted(values, key=_value_order)},
-                "thread_orders": list(self.schedules)}
+                "thread_orders": list(self.schedules),
+                "envelope": self.rule.as_dict(),
+                "search": {"moves": {", ".join(names): text for text, names in moves_module.moves_by_text().items()},
+                           "max_elements": SEARCH_BUDGET.max_elements, "candidates": SEARCH_BUDGET.candidates}}
 
 
 def _code_hash(*modules) -> str:

@@ -12,7 +12,9 @@ Where a problem's pool comes from, in order:
    the problem's folder and the generators, so it is computed once per machine.
 
 A pool file is gzip JSON: `{"format", "killmatrix_hash", "schedules", "problems": {id: {"inputs":
-[input ids], "comparator": {...}, "mutants": [[id, rule, family, [indices of killing inputs]]]}}}`.
+[input ids], "comparator": {...}, "mutants": [[id, rule, family, [indices of killing inputs]]],
+"envelopes": {input id: {"atol", "rtol", "used": {output: share}}}}}}`; the envelopes (of the
+pool's inputs and its coverage inputs) are written by `envs.envelopes.measure_pool_envelopes`.
 """
 
 from __future__ import annotations

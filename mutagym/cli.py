@@ -619,6 +619,35 @@ def cmd_leaks(args) -> int:
     return 0
 
 
+def cmd_envelopes(args) -> int:
+    from rich.progress import Progress
+
+    from .envs.envelopes import measure_pool_envelopes
+    from .envs.gate import SCHEDULES
+    from .envs.pool import default_pool_file
+    path = Path(args.pool) if args.pool else default_pool_file()
+    if path is None or not path.is_file():
+        raise UsageError(f"--pool {args.pool!r}: no such pool file" if args.pool else "no pool file is shipped: give --pool")
+    problems = _problem_list(args.problems)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("envelopes", total=None)
+
+        def advance(problem: str, done: int, total: int) -> None:
+            progress.update(task, total=total, completed=done, description=f"envelopes ({problem})")
+        try:
+            counts = measure_pool_envelopes(path, schedules=SCHEDULES, problems=problems, progress=advance)
+        except ValueError as err:
+            raise UsageError(f"--pool {str(path)!r}: {_one_line(err)}") from None
+    table = Table(title=f"envelopes in {path}")
+    for col in ("problem", "inputs with an envelope"):
+        table.add_column(col)
+    for problem, n in counts.items():
+        table.add_row(problem, str(n))
+    table.add_row("total", str(sum(counts.values())))
+    console.print(table)
+    return 0
+
+
 def _print_leakage(totals: dict) -> None:
     """The judge's running leakage totals per checker or gate version."""
     table = Table(title="reward leakage")
@@ -901,6 +930,12 @@ def build_parser() -> argparse.ArgumentParser:
     ray_flags(p)
     json_flag(p)
     p.set_defaults(func=cmd_eval)
+
+    p = command("envelopes", "measure every pool input's envelope (the correct kernels' error on it, in the "
+                             "gate's orders) and write it into the pool file (resumes where it stopped)")
+    p.add_argument("--pool", help="the pool file (default: the shipped one)")
+    p.add_argument("--problems", help="comma-separated problem ids or globs (default: every problem of the pool)")
+    p.set_defaults(func=cmd_envelopes)
 
     p = command("leaks", "export the wrong kernels field ledgers kept as a field-fault set (probe format)")
     p.add_argument("action", choices=("export",), metavar="export", help="the one action: export")

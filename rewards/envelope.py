@@ -160,7 +160,7 @@ class EnvelopeRule:
 
 #: The gate's rule, calibrated on every correct kernel the project owns (benchmarks/README.md,
 #: "The envelope"): no correct kernel is rejected by it on any input of the pool of record.
-DEFAULT_RULE = EnvelopeRule(multiple=1024.0, ulps=16.0, least_share=1e-3)
+DEFAULT_RULE = EnvelopeRule(multiple=1024.0, ulps=16.0, least_share=1e-4)
 
 
 

@@ -31,13 +31,14 @@ is NaN) simply yields an invalid input.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..substrates.catalog import Problem
 from .generators import FREE_ROLES, GeneratedInput, _cast, _seed_for, generate, scale_inputs
 
-__all__ = ["MOVES", "make_input", "split_moves"]
+__all__ = ["MOVES", "Move", "make_input", "moves_by_text", "split_moves"]
 
 _SCALES = ("1e-30", "1e-6", "1e3", "1e6", "3.4e7", "1e12", "1e20", "1e25", "1e30")
 _OFFSETS = ("1e3", "1e7", "-1e7")
@@ -79,20 +80,46 @@ def _coarse(rows: np.ndarray, rng) -> np.ndarray:
 
 RowMove = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
-#: Every move, by the name an input id carries; each maps a free input's rows (float64) to new rows.
-MOVES: dict[str, RowMove] = {
-    **{f"scale_{s}": (lambda f: lambda rows, rng: rows * f)(float(s)) for s in _SCALES},
-    **{f"offset_{c}": (lambda f: lambda rows, rng: rows + f)(float(c)) for c in _OFFSETS},
-    "negate": lambda rows, rng: -rows,
-    "magnitude": lambda rows, rng: np.abs(rows),
-    **{f"spike_{p}": _spike(p) for p in ("first", "middle", "last")},
-    "constant_rows": lambda rows, rng: np.repeat(rows[:, :1], rows.shape[1], axis=1),
-    "coarse": _coarse,
-    "ninf_first": _special(-np.inf, "first"),
-    "ninf_last": _special(-np.inf, "last"),
-    "pinf_middle": _special(np.inf, "middle"),
-    "nan_middle": _special(np.nan, "middle"),
+
+@dataclass(frozen=True)
+class Move:
+    """A move: how it maps a free input's rows (float64) to new rows, and what a policy reads of
+    it in the prompt (`text`)."""
+
+    apply: RowMove
+    text: str
+
+
+def _scale(factor: float) -> Move:
+    return Move(lambda rows, rng: rows * factor, "times the named factor")
+
+
+def _offset(shift: float) -> Move:
+    return Move(lambda rows, rng: rows + shift, "plus the named number")
+
+
+#: Every move, by the name an input id carries.
+MOVES: dict[str, Move] = {
+    **{f"scale_{s}": _scale(float(s)) for s in _SCALES},
+    **{f"offset_{c}": _offset(float(c)) for c in _OFFSETS},
+    "negate": Move(lambda rows, rng: -rows, "negated"),
+    "magnitude": Move(lambda rows, rng: np.abs(rows), "absolute values"),
+    **{f"spike_{p}": Move(_spike(p), f"that element of each row +-{SPIKE:g} x the row's largest magnitude") for p in ("first", "middle", "last")},
+    "constant_rows": Move(lambda rows, rng: np.repeat(rows[:, :1], rows.shape[1], axis=1),
+                          "each row its first value repeated"),
+    "coarse": Move(_coarse, f"each row rounded to {COARSE_LEVELS} levels"),
+    **{name: Move(_special(value, position), "that element of each row -inf, +inf or NaN")
+       for name, value, position in (("ninf_first", -np.inf, "first"), ("ninf_last", -np.inf, "last"),
+                                     ("pinf_middle", np.inf, "middle"), ("nan_middle", np.nan, "middle"))},
 }
+
+
+def moves_by_text() -> dict[str, list[str]]:
+    """What a policy reads of the moves, each text once with the names it covers (table order)."""
+    grouped: dict[str, list[str]] = {}
+    for name, move in MOVES.items():
+        grouped.setdefault(move.text, []).append(name)
+    return grouped
 
 
 def split_moves(generator: str) -> tuple[str, list[str]]:
@@ -123,7 +150,7 @@ def make_input(problem: Problem, generator: str, preset: str, seed: int) -> Gene
             if spec.role not in FREE_ROLES or not (np.issubdtype(arr.dtype, np.floating) or arr.dtype.name == "bfloat16"):
                 continue
             with np.errstate(over="ignore", invalid="ignore"):
-                rows = MOVES[move](_rows(arr), rng)
+                rows = MOVES[move].apply(_rows(arr), rng)
             inputs[spec.name] = _cast(rows.reshape(arr.shape), spec.dtype)
     return GeneratedInput(f"{problem.id}:{generator}:{preset}:{seed}", problem.id, generator, preset, seed,
                           dict(g.dims), inputs)

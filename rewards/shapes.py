@@ -66,7 +66,8 @@ from ..substrates.schema import expression_names
 
 __all__ = ["BLOCK_SIZES", "Budget", "CASE_SECONDS", "COSTLY_CLASSES", "Cost", "DEFAULT_BUDGET",
            "ELEMENT_BUDGET", "FREE_ROWS", "LONG_LOOP", "MEASURED_BUDGETS", "ROW_LIMIT", "SHAPE_CLASSES",
-           "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "budget", "classify", "cost", "describe", "draw_dims",
+           "REPRESENTATIVE_ELEMENTS", "SHAPE_SEEDS", "CORNER_ELEMENTS", "budget", "classify", "corners", "cost", "describe",
+           "draw_dims",
            "log_uniform", "main_dim", "shape_classes", "toward", "within_budget"]
 
 #: Rows a `many_rows` draw reaches: one past gridDim.y / z (65,535) and past any grid capped there.
@@ -78,6 +79,10 @@ ELEMENT_BUDGET = 1 << 21
 LONG_LOOP = 1 << 20
 #: Most rows in the classes aimed at the main dim (residues, block edges, widths): cheap draws.
 FREE_ROWS = 1024
+#: Elements a corner of the declared domain may hold in its largest tensor (`corners`): the
+#: catalog's largest declared size, 2**24 for the elementwise problems. A corner is one input run
+#: in a rotating window (one per evaluation), not a class every draw may land in.
+CORNER_ELEMENTS = 1 << 24
 #: Block sizes whose edges (`past_B`, `below_B`) the classes probe.
 BLOCK_SIZES = (32, 128, 256, 512, 1024)
 #: The measurement target: the slowest correct kernel of a problem on its costliest draw takes
@@ -101,12 +106,14 @@ class Cost:
 @dataclass(frozen=True)
 class Budget:
     """The most a problem's draw may cost (each field as in `Cost`), and the tiles its correct
-    kernels launch over (`tiles`: dim -> threads), which `work` rounds those dims up to."""
+    kernels launch over (`tiles`: dim -> threads), which `work` rounds those dims up to.
+    `corner_elements` replaces `elements` for the corners of the declared domain (`corners`)."""
 
     elements: int = ELEMENT_BUDGET
     work: int = 1 << 27
     rows: int = ROW_LIMIT
     tiles: Mapping[str, int] = field(default_factory=dict)
+    corner_elements: int = CORNER_ELEMENTS
 
 
 #: The budget of a problem not in `MEASURED_BUDGETS`. Rows: one block per row at 65,536 rows is
@@ -247,6 +254,36 @@ def toward(problem: Problem, dims: Mapping[str, int], name: str, size: int, max_
     d = problem.dims[name]
     best = _largest(problem, floors, name, d.min, min(max(size, d.min), d.max), fits)
     return None if best is None else {**floors, name: best}
+
+
+def corners(problem: Problem) -> dict[str, dict[str, int]]:
+    """The corners of the declared domain: `min` (every dim at its least size) and `<dim>_max`
+    (that dim at its declared maximum, the others at their least), each within the budget's work
+    and rows and `corner_elements`; a dim whose maximum does not fit gets the largest size that
+    does (`test_corners` and benchmarks/bench_corners.py measure that no such dim is left).
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> corners(load_problem("softmax"))
+    {'min': {'rows': 1, 'cols': 1}, 'rows_max': {'rows': 32768, 'cols': 1}, 'cols_max': {'rows': 1, 'cols': 1048576}}
+    """
+    b = budget(problem)
+    floors = _floors(problem)
+
+    def fits(d: dict) -> bool:
+        c = cost(problem, d)
+        return c.elements <= b.corner_elements and c.work <= b.work and c.rows <= b.rows
+
+    out = {"min": floors}
+    for name, d in problem.dims.items():
+        lo, hi = floors[name], d.max
+        if not fits({**floors, name: lo}):
+            continue
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits({**floors, name: mid}) else (lo, mid - 1)
+        if lo != floors[name]:
+            out[f"{name}_max"] = {**floors, name: lo}
+    return out
 
 
 def log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:

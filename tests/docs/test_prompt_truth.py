@@ -56,7 +56,7 @@ def listed(text: str, heading: str) -> dict[str, str]:
     assert start is not None, f"the prompt has no line starting {heading!r}"
     out = {}
     for line in lines[start + 1:]:
-        m = re.fullmatch(r"  (\S+): (.+)", line)
+        m = re.fullmatch(r"  (\S+(?:, \S+)*): (.+)", line)
         if m is None:
             break
         out[m[1]] = m[2]
@@ -74,8 +74,7 @@ def named_values(problem: str) -> dict[str, str]:
 def reaching(gate: RewardGate, problem: str) -> tuple[set[str], set[str]]:
     """(value recipes, shapes) an input of some stage can have: the suite's and the pool's inputs
     (the fresh stage redraws their patterns) and the fresh stage's shape patterns."""
-    _, _, pool = gate.pool_stage(problem)
-    refs = [*gate.checker.inputs_for(problem), *pool]
+    refs = [*gate.checker.inputs_for(problem), *gate.pool_stage(problem).refs]
     patterns = gate_module._shape_patterns(problem)
     return ({r.generator for r in refs} | {g for g, _ in patterns},
             {r.preset for r in refs} | {s for _, s in patterns})
@@ -235,7 +234,7 @@ def stated(text: str, stage: str) -> tuple[float, float, float]:
 class TestTolerances:
     def test_the_gates_numbers(self, gate, problem):
         text = prompt(problem)
-        _, pool, _ = gate.pool_stage(problem)
+        pool = gate.pool_stage(problem).checker
         for stage, c in (("hardened suite", gate.checker.comparator_for(problem)),
                          ("pool of record", pool.comparator_for(problem)),
                          ("fresh cases drawn at every evaluation", pool.comparator_for(problem))):
@@ -243,9 +242,27 @@ class TestTolerances:
             rule = "a NaN passes only where the reference is NaN" if c.nan_matches else "a NaN never passes"
             assert rule in text, stage
 
+    def test_the_envelope_rule_is_the_gates(self, gate, problem):
+        text = " ".join(prompt(problem).split())
+        r = gate.rule
+        assert (f"within {r.multiple:g}x the largest error" in text and f"or {r.least_share:g} of the "
+                f"tolerance budget, or {r.ulps:g} ulps" in text)
+
     def test_the_problems_own_numbers_without_a_gate(self, problem):
         t = load_problem(problem).spec.tolerance
         assert stated(task_prompt(problem), "Checked against the reference") == (t.atol, t.rtol, t.matched_ratio)
+
+
+# ---------------------------------------------------------------------------------- the search
+def test_the_prompt_names_every_move_the_search_makes_and_its_budget():
+    from mutagym.envs.gate import SEARCH_BUDGET
+    from mutagym.rewards.moves import MOVES
+    text = prompt("softmax")
+    named = listed(text, "Then a search of up to")
+    assert {name: line for names, line in named.items() for name in names.split(", ")} == {
+        name: move.text for name, move in MOVES.items()}
+    flat = " ".join(text.split())
+    assert f"up to {SEARCH_BUDGET.candidates} cases" in flat and f"{SEARCH_BUDGET.max_elements:,} elements" in flat
 
 
 # ---------------------------------------------------------------------------------- checker versions
