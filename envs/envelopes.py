@@ -13,8 +13,8 @@ from, in order:
    coverage inputs, a suite input outside the pool);
 3. fresh draws: their own validity gate measures them (`fresh_seeds.FreshSuites.envelope`).
 
-An input that a correct kernel fails in some order gets no envelope (it should not judge, and the
-flat check is all it then has); such an input is counted in `invalid`.
+An input that a correct kernel fails in some order is kept as invalid (`null` in the files): it
+has no envelope, and a stage that may only judge with valid inputs (the corners) leaves it out.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..rewards.input_cache import InputCache
 from ..rewards.judging import comparator_for
 from ..rewards.validity import check_validity
 from ..substrates.catalog import load_problem
-from .pool import FORMAT, PoolRegistry, _gate_key, write_pool_doc
+from .pool import CORNER_ORDERS, FORMAT, PoolRegistry, _gate_key, corner_inputs, write_pool_doc
 
 __all__ = ["EnvelopeStore", "measure_pool_envelopes", "read_pool_envelopes"]
 
@@ -39,13 +39,21 @@ __all__ = ["EnvelopeStore", "measure_pool_envelopes", "read_pool_envelopes"]
 _BATCH = 64
 
 
-def read_pool_envelopes(path: str | os.PathLike | None) -> dict[str, dict[str, InputEnvelope]]:
-    """The envelopes a pool file holds: problem -> input id -> envelope ({} for none)."""
+def read_pool_envelopes(path: str | os.PathLike | None) -> dict[str, dict[str, InputEnvelope | None]]:
+    """The envelopes a pool file holds: problem -> input id -> envelope, None for an input found
+    invalid ({} for a file without any)."""
     if path is None or Path(path).is_dir():
         return {}
     doc = json.loads(gzip.decompress(Path(path).read_bytes()))
-    return {problem: {i: InputEnvelope.from_dict(e) for i, e in d.get("envelopes", {}).items()}
-            for problem, d in doc["problems"].items()}
+    return {problem: _from_doc(d.get("envelopes", {})) for problem, d in doc["problems"].items()}
+
+
+def _from_doc(doc: dict) -> dict[str, InputEnvelope | None]:
+    return {i: None if e is None else InputEnvelope.from_dict(e) for i, e in doc.items()}
+
+
+def _to_doc(envelopes: dict[str, InputEnvelope | None]) -> dict:
+    return {i: None if e is None else e.as_dict() for i, e in sorted(envelopes.items())}
 
 
 class EnvelopeStore:
@@ -60,39 +68,45 @@ class EnvelopeStore:
         self.cache = cache if cache is not None else InputCache()
         self._known = read_pool_envelopes(pool_file)
         self._cache_read: set[str] = set()
-        self.invalid = 0
 
     def envelopes(self, problem: str, refs: Iterable[InputRef], extra: dict[str, InputEnvelope] | None = None
                   ) -> EnvelopeSet:
         """The envelopes of `refs` of `problem` (with `extra` ones known to the caller, such as
         fresh draws'), measuring those not known yet."""
+        extra = extra or {}
+        known = self.measured(problem, [r for r in refs if r.id_for(load_problem(problem)) not in extra])
+        return EnvelopeSet(self.rule, {i: e for i, e in {**known, **extra}.items() if e is not None})
+
+    def valid(self, problem: str, refs: Sequence[InputRef]) -> list[InputRef]:
+        """Those of `refs` every correct kernel passes in `schedules` (measured once, then kept)."""
+        known = self.measured(problem, refs)
+        p = load_problem(problem)
+        return [r for r in refs if known[r.id_for(p)] is not None]
+
+    def measured(self, problem: str, refs: Iterable[InputRef]) -> dict[str, InputEnvelope | None]:
+        """id -> envelope (None: invalid) of each of `refs`, measuring the unknown ones."""
         p = load_problem(problem)
         known = self._known.setdefault(problem, {})
         if problem not in self._cache_read:
             self._cache_read.add(problem)
             known.update(self._read_cache(problem))
-        extra = extra or {}
         wanted = {r.id_for(p): r for r in refs}
-        missing = [r for i, r in wanted.items() if i not in known and i not in extra]
+        missing = [r for i, r in wanted.items() if i not in known]
         if missing:
             self._measure(problem, missing)
-        by_input = {i: known.get(i) or extra.get(i) for i in wanted}
-        return EnvelopeSet(self.rule, {i: e for i, e in by_input.items() if e is not None})
+        return {i: known[i] for i in wanted}
 
     # ------------------------------------------------------------------ measuring
     def _measure(self, problem: str, refs: list[InputRef]) -> None:
         p = load_problem(problem)
         comparator = comparator_for(p)
-        found = {}
+        found: dict[str, InputEnvelope | None] = {}
         for start in range(0, len(refs), _BATCH):
             made = [self.cache.get(p, r) for r in refs[start:start + _BATCH]]
             verdicts = check_validity(p, [g for g, _ in made], comparator, backend=self.backend,
                                       schedules=self.schedules, references=[ref for _, ref in made])
             for (g, ref), v in zip(made, verdicts):
-                if v.valid:
-                    found[g.id] = v.envelope(p, comparator, ref)
-                else:
-                    self.invalid += 1
+                found[g.id] = v.envelope(p, comparator, ref) if v.valid else None
         self._known.setdefault(problem, {}).update(found)
         self._write_cache(problem, found)
 
@@ -100,21 +114,20 @@ class EnvelopeStore:
         from ..runtime.toolchain import cache_dir
         return cache_dir() / "envelopes" / f"{problem}-{_gate_key(load_problem(problem), self.schedules)}.json"
 
-    def _read_cache(self, problem: str) -> dict[str, InputEnvelope]:
+    def _read_cache(self, problem: str) -> dict[str, InputEnvelope | None]:
         try:
-            doc = json.loads(self._cache_file(problem).read_text())
-            return {i: InputEnvelope.from_dict(e) for i, e in doc.items()}
+            return _from_doc(json.loads(self._cache_file(problem).read_text()))
         except (OSError, ValueError, KeyError, TypeError):
             return {}
 
-    def _write_cache(self, problem: str, found: dict[str, InputEnvelope]) -> None:
+    def _write_cache(self, problem: str, found: dict[str, InputEnvelope | None]) -> None:
         if not found:
             return
         path = self._cache_file(problem)
         merged = {**self._read_cache(problem), **found}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({i: e.as_dict() for i, e in sorted(merged.items())}, sort_keys=True))
+        tmp.write_text(json.dumps(_to_doc(merged), sort_keys=True))
         os.replace(tmp, path)
 
 
@@ -122,7 +135,9 @@ def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", sch
                            problems: Sequence[str] | None = None, progress=None) -> dict[str, int]:
     """Measure the envelope of every input the gate's pool stage judges with the pool file
     `path` (its inputs and the coverage inputs `PoolRegistry` adds; of `problems`, default all)
-    in `schedules`, and write them into the file by input id; returns how many each problem has.
+    in `schedules`, and of its corners (`pool.corner_inputs`, in `pool.CORNER_ORDERS`, the orders
+    the gate runs them in), and write them into the file by input id (None for an invalid one);
+    returns how many each problem has.
     A problem already holding every envelope is kept as it is, so an interrupted run resumes.
     `progress(problem, done, total)` is called after each problem."""
     path = Path(path)
@@ -130,17 +145,19 @@ def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", sch
     if doc.get("format") != FORMAT:
         raise ValueError(f"pool file {str(path)!r}: format {doc.get('format')!r}, expected {FORMAT!r}")
     registry = PoolRegistry(path, backend=backend)
-    store = EnvelopeStore(None, backend=backend, schedules=schedules)
+    stores = ((EnvelopeStore(None, backend=backend, schedules=schedules), lambda problem: registry.get(problem).inputs),
+              (EnvelopeStore(None, backend=backend, schedules=CORNER_ORDERS), corner_inputs))
     counts = {}
     chosen = sorted(problems or doc["problems"])
     for n, problem in enumerate(chosen, 1):
         entry = doc["problems"][problem]
         p = load_problem(problem)
-        refs = registry.get(problem).inputs
-        if not {r.id_for(p) for r in refs} <= set(entry.get("envelopes", {})):
-            found = store.envelopes(problem, refs).by_input
-            entry["envelopes"] = {i: e.as_dict() for i, e in sorted(found.items())}
-            write_pool_doc(path, doc)
+        for store, inputs in stores:
+            refs = inputs(problem)
+            if not {r.id_for(p) for r in refs} <= set(entry.get("envelopes", {})):
+                entry["envelopes"] = _to_doc({**_from_doc(entry.get("envelopes", {})),
+                                              **store.measured(problem, refs)})
+                write_pool_doc(path, doc)
         counts[problem] = len(entry["envelopes"])
         if progress is not None:
             progress(problem, n, len(chosen))

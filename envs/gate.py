@@ -36,13 +36,13 @@ from ..rewards.envelope import DEFAULT_RULE, EnvelopeRule, EnvelopeSet
 from ..rewards.falsify import SearchBudget, SearchPlan
 from ..rewards.generators import ALL_GENERATORS, ORDINARY_GENERATORS, families_for, parse_input_id
 from ..rewards.generators import describe as describe_values
-from ..rewards.shapes import SHAPE_CLASSES, shape_classes
+from ..rewards.shapes import SHAPE_CLASSES, corners, shape_classes
 from ..rewards.shapes import describe as describe_shape
 from ..runtime.errors import InfrastructureError
 from ..substrates.catalog import Problem, load_problem
 from .envelopes import EnvelopeStore
 from .fresh_seeds import FreshSeedError, FreshSuites
-from .pool import PoolRegistry
+from .pool import CORNER_ORDERS, PoolRegistry, corner_inputs
 
 __all__ = ["FRESH_BATCH", "GATE_FORMAT", "GateFailure", "GateVerdict", "RewardGate", "SCHEDULES", "StageRunner",
            "default_contract"]
@@ -105,13 +105,14 @@ class GateVerdict:
 class Stage:
     """One stage of one problem: its name, the checker whose comparator judges it, its inputs
     (None: the checker's own suite) and their envelopes; a search stage's `search` plan (its
-    inputs are where the search starts)."""
+    inputs are where the search starts); the thread `orders` it runs in (None: the gate's)."""
 
     name: str
     checker: CheckerVersion
     refs: list[InputRef] | None
     envelopes: EnvelopeSet
     search: SearchPlan | None = None
+    orders: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,7 @@ class RewardGate:
         self.checker, self.pools, self.fresh, self.rule = checker, pools, fresh, rule
         self.schedules = tuple(schedules)
         self._unusable: set[tuple[str, tuple[str, str]]] = set()   # shape patterns no draw passes
+        self._corner_turns: dict[str, int] = {}
 
     @functools.cached_property
     def envelopes(self) -> EnvelopeStore:
@@ -161,7 +163,7 @@ class RewardGate:
         pool_hash = hashlib.sha256(pool_file.read_bytes()).hexdigest()[:16] if pool_file else "validity-gate"
         spec = [GATE_FORMAT, self.checker.version_id, pool_hash, _code_hash(shapes_module, generators_module), list(self.schedules),
                 FRESH_POOL_PATTERNS, FRESH_SHAPE_PATTERNS, list(ORDINARY), self.rule.as_dict(),
-                SEARCH_BUDGET.as_dict(), _code_hash(moves_module, falsify_module)]
+                SEARCH_BUDGET.as_dict(), _code_hash(moves_module, falsify_module), list(CORNER_ORDERS)]
         return "gate-" + hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:12]
 
     def judge(self, items: Sequence[tuple[str, str]], runner: StageRunner) -> list["GateVerdict | GateFailure"]:
@@ -196,9 +198,15 @@ class RewardGate:
                 return
             later[k].append((stage.name, runner.start(stage, problem, source, split=split)))
 
+        corner: dict[str, Stage | None] = {}     # one corner per problem of the batch
         for k in list(later):
+            problem = items[k][1]
             try:
-                send(k, self.pool_stage(items[k][1]))
+                send(k, self.pool_stage(problem))
+                if problem not in corner:
+                    corner[problem] = self.corner_stage(problem)
+                if corner[problem] is not None and k in later:
+                    send(k, corner[problem])
             except InfrastructureError as err:
                 send(k, GateFailure(f"the gate's pool stage: {err}"))
         try:
@@ -251,7 +259,7 @@ class RewardGate:
         run = tuple(stage_results)
         last = None
         for stage, by_schedule in stage_results:
-            for schedule in self.schedules:
+            for schedule in (s for s in self.schedules if s in by_schedule):
                 verdict = last = by_schedule[schedule]
                 if not verdict.accepted:
                     first = next((v for v in verdict.inputs if not v.passed), None)
@@ -265,6 +273,26 @@ class RewardGate:
     def suite_stage(self, problem: str) -> Stage:
         """The hardened checker's own suite."""
         return Stage("suite", self.checker, None, self.envelopes.envelopes(problem, self.checker.inputs_for(problem)))
+
+    @functools.cached_property
+    def corner_envelopes(self) -> EnvelopeStore:
+        return EnvelopeStore(self.pools.pool_file, backend=self.pools.backend, schedules=CORNER_ORDERS,
+                             rule=self.rule)
+
+    def corner_stage(self, problem: str) -> Stage | None:
+        """One corner of the declared domain (`pool.corner_inputs`: each dim at its least size,
+        each at its declared maximum, a tensor past 2**24 elements), the next one of the problem's
+        rotation at every call, in `CORNER_ORDERS`: every corner is tried once in as many
+        evaluations as the problem has corners (at most 2 + its dims). None when no corner is
+        valid."""
+        valid = self.corner_envelopes.valid(problem, corner_inputs(problem))
+        if not valid:
+            return None
+        turn = self._corner_turns.get(problem, 0)
+        self._corner_turns[problem] = turn + 1
+        ref = valid[turn % len(valid)]
+        pool = self.pools.get(problem).checker()
+        return Stage("corner", pool, [ref], self.corner_envelopes.envelopes(problem, [ref]), orders=CORNER_ORDERS)
 
     def pool_stage(self, problem: str) -> Stage:
         """The pool of record, judged at the problem's tolerance."""
@@ -351,6 +379,7 @@ class RewardGate:
                 "values": {g: describe_values(p, g) for g in sorted(values, key=_value_order)},
                 "thread_orders": list(self.schedules),
                 "envelope": self.rule.as_dict(),
+                "corners": {name: dims for name, dims in corners(p).items()},
                 "search": {"moves": {", ".join(names): text for text, names in moves_module.moves_by_text().items()},
                            "max_elements": SEARCH_BUDGET.max_elements, "candidates": SEARCH_BUDGET.candidates}}
 

@@ -473,9 +473,10 @@ class _StageRuns:
         self.suite_on_workers, self.later_on_workers = suite_on_workers, later_on_workers
 
     def start(self, stage: Stage, problem: str, source: str, *, split: bool):
+        orders = stage.orders or self.schedules
         if self.suite_on_workers if stage.name == "suite" else self.later_on_workers:
             try:
-                calls = [(s,) for s in self.schedules] if split and stage.search is None else [self.schedules]
+                calls = [(s,) for s in orders] if split and stage.search is None else [orders]
                 return _Sent([self.workers.submit(stage.checker, problem, source, schedule=c, suite=stage.refs,
                                                   envelopes=stage.envelopes, search=stage.search) for c in calls])
             except Exception as err:  # noqa: BLE001 - a cluster that cannot start is mutagym's failure
@@ -483,9 +484,9 @@ class _StageRuns:
         try:
             if stage.search is not None:
                 return search_source(stage.checker, problem, source, stage.refs, stage.search,
-                                     schedules=self.schedules, rule=stage.envelopes.rule, backend=self.backend,
+                                     schedules=orders, rule=stage.envelopes.rule, backend=self.backend,
                                      cache=self.cache)
-            return evaluate_source_schedules(stage.checker, problem, source, self.schedules, backend=self.backend,
+            return evaluate_source_schedules(stage.checker, problem, source, orders, backend=self.backend,
                                              suite=stage.refs, cache=self.cache, envelopes=stage.envelopes)
         except Exception as err:  # noqa: BLE001 - mutagym failed (toolchain, a reference): not the kernel
             return GateFailure(f"{type(err).__name__}: {err}")

@@ -31,15 +31,15 @@ from pathlib import Path
 
 from ..rewards.checker import CheckerVersion, ComparatorSpec, InputRef
 from ..mutants.killmatrix import KillMatrixSettings, candidate_inputs
-from ..rewards.generators import parse_input_id
-from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS  # noqa: F401 - re-exported
+from ..rewards.generators import dims_preset, parse_input_id
+from ..rewards.shapes import COSTLY_CLASSES, SHAPE_SEEDS, corners  # noqa: F401 - re-exported
 from ..rewards.judging import comparator_for
 from ..rewards.validity import check_validity
 from ..substrates.catalog import Problem, load_problem
 
 __all__ = ["COSTLY_CLASSES", "FORMAT", "MutantSignature", "POOL_PRESET_GENERATORS", "PoolRegistry", "ProblemPool",
            "default_pool_file", "gated_pool", "load_pools", "pools_from_killmatrix", "save_pools",
-           "coverage_inputs", "write_pool_doc"]
+           "CORNER_ORDERS", "corner_inputs", "coverage_inputs", "write_pool_doc"]
 
 FORMAT = "mutagym.pool-of-record/1"
 #: The schedules a pool judges under (the kill matrix's defaults).
@@ -281,6 +281,19 @@ def _left_out_by_the_matrix(p: Problem) -> list[InputRef]:
     from ..rewards.generators import GENERATORS
     return [InputRef(generator=g, preset=pr) for g in GENERATORS for pr in p.preset_names
             if preset_draws(POOL_PRESET_GENERATORS, pr, g) and not preset_draws(PRESET_GENERATORS, pr, g)]
+
+
+# ------------------------------------------------------------------------- corners
+#: The orders a corner runs in: a corner is about size (an index, a count, a grid past its limit),
+#: which one order shows; the fixed stages have already run every order on smaller inputs.
+CORNER_ORDERS = ("ascending",)
+
+
+def corner_inputs(problem: str | Problem) -> list[InputRef]:
+    """One ordinary input (`SHAPE_GENERATOR`, seed 0) at each corner of the problem's declared
+    domain (`rewards.shapes.corners`), in its order: the gate runs one of them per evaluation."""
+    p = problem if isinstance(problem, Problem) else load_problem(problem)
+    return [InputRef(generator=SHAPE_GENERATOR, preset=dims_preset(dims)) for dims in corners(p).values()]
 
 
 class PoolRegistry:

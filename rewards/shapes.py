@@ -82,7 +82,7 @@ FREE_ROWS = 1024
 #: Elements a corner of the declared domain may hold in its largest tensor (`corners`): the
 #: catalog's largest declared size, 2**24 for the elementwise problems. A corner is one input run
 #: in a rotating window (one per evaluation), not a class every draw may land in.
-CORNER_ELEMENTS = 1 << 24
+CORNER_ELEMENTS = (1 << 24) + (1 << 21)
 #: Block sizes whose edges (`past_B`, `below_B`) the classes probe.
 BLOCK_SIZES = (32, 128, 256, 512, 1024)
 #: The measurement target: the slowest correct kernel of a problem on its costliest draw takes
@@ -257,14 +257,16 @@ def toward(problem: Problem, dims: Mapping[str, int], name: str, size: int, max_
 
 
 def corners(problem: Problem) -> dict[str, dict[str, int]]:
-    """The corners of the declared domain: `min` (every dim at its least size) and `<dim>_max`
+    """The corners of the declared domain: `min` (every dim at its least size), `<dim>_max`
     (that dim at its declared maximum, the others at their least), each within the budget's work
-    and rows and `corner_elements`; a dim whose maximum does not fit gets the largest size that
-    does (`test_corners` and benchmarks/bench_corners.py measure that no such dim is left).
+    and rows and `corner_elements` (a dim whose maximum does not fit gets the largest size that
+    does), and `elements_past_2**24` where the declared ranges allow a tensor of more than 2**24
+    elements (where float32 stops holding every integer index). benchmarks/bench_corners.py
+    measures what the correct kernels take there.
 
     >>> from mutagym.substrates.catalog import load_problem
-    >>> corners(load_problem("softmax"))
-    {'min': {'rows': 1, 'cols': 1}, 'rows_max': {'rows': 32768, 'cols': 1}, 'cols_max': {'rows': 1, 'cols': 1048576}}
+    >>> corners(load_problem("softmax"))["cols_max"], corners(load_problem("softmax"))["elements_past_2**24"]
+    ({'rows': 1, 'cols': 1048576}, {'rows': 17, 'cols': 986896})
     """
     b = budget(problem)
     floors = _floors(problem)
@@ -283,7 +285,46 @@ def corners(problem: Problem) -> dict[str, dict[str, int]]:
             lo, hi = (mid, hi) if fits({**floors, name: mid}) else (lo, mid - 1)
         if lo != floors[name]:
             out[f"{name}_max"] = {**floors, name: lo}
+    past = _past_exact_integers(problem, floors)
+    if past is not None and past not in out.values():
+        out["elements_past_2**24"] = past
     return out
+
+
+#: Where float32 stops holding every integer: an index or a count kept in a float is wrong past it.
+EXACT_FLOAT_INTEGERS = 1 << 24
+
+
+def _past_exact_integers(problem: Problem, floors: dict[str, int]) -> dict[str, int] | None:
+    """Dims whose largest tensor holds just more than 2**24 elements (the main dim at its
+    maximum, the others grown in order to the least size that gets there), within the declared
+    ranges and the budget's work and rows; None where the ranges stop short of it."""
+    b = budget(problem)
+    main = main_dim(problem)
+    order = [main, *(n for n in problem.dims if n != main)]
+
+    def past(d: dict) -> bool:
+        return cost(problem, d).elements > EXACT_FLOAT_INTEGERS
+
+    def least(d: dict, name: str) -> int:
+        """The least size of `name` in [its floor, d[name]] that keeps `d` past 2**24."""
+        lo, hi = floors[name], d[name]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if past({**d, name: mid}) else (mid + 1, hi)
+        return lo
+
+    dims = dict(floors)
+    for name in order:               # grow dims in order until the tensor is past 2**24 ...
+        dims[name] = problem.dims[name].max
+        if past(dims):
+            dims[name] = least(dims, name)
+            break
+    for name in reversed(order):     # ... then lower the ones grown first as far as it stays past
+        dims[name] = least(dims, name)
+    c = cost(problem, dims)
+    fits = c.elements <= b.corner_elements and c.work <= max(b.work, c.elements) and c.rows <= b.rows
+    return dims if past(dims) and fits else None
 
 
 def log_uniform(rng: np.random.Generator, lo: int, hi: int) -> int:
@@ -385,7 +426,7 @@ def _main_class(name: str, description: str, ranges: Callable[[np.random.Generat
         dims = _free(problem, rng, {**floors, main: v}, others, floors, FREE_ROWS, odd=odd)
         return dims and _free(problem, rng, dims, snapped, floors, FREE_ROWS, snap=prog)
 
-    others = ("the inputs' other last dims on the same residue where they can be, the other dims drawn"
+    others = ("other last dims on the same residue where they can be"
               if residue else "the other dims odd where their range allows" if odd else "the other dims drawn")
     return ShapeClass(name, draw, lambda problem, dims: on(dims[main_dim(problem)]),
                       f"{description}; {others} (at most {FREE_ROWS:,} rows)")

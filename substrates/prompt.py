@@ -107,14 +107,16 @@ def _judged_by(gate: dict) -> list[str]:
                  "target; a row runs along the last dim, a 1-d input is one row):")
     lines += [f"  {name}: {line}" for name, line in gate["values"].items()]
     env, search = gate["envelope"], gate["search"]
+    lines.append("Corners of the dims' ranges, one per evaluation in turn: "
+                 + "; ".join(",".join(f"{k}={v}" for k, v in dims.items()) for dims in gate["corners"].values())
+                 + ".")
     lines.append(f"Each output must also stay within {env['multiple']:g}x the largest error the reference kernels "
                  f"(and the reference in float32) make on that input, or {env['least_share']:g} of the tolerance "
                  f"budget, or {env['ulps']:g} ulps.")
-    lines.append(f"Then a search of up to {search['candidates']} cases looks for the input where your kernel is "
-                 "worst: from the cases above it applies these moves to the data, weight and bias inputs (rows "
-                 "run along the last dim), in any combination, or moves a dim anywhere in its range (the others "
-                 f"lowered; at most {search['max_elements']:,} elements a tensor). A case judges only if every "
-                 "reference kernel passes it.")
+    lines.append(f"Then a search of up to {search['candidates']} cases seeks the input where your kernel is "
+                 "worst, applying to the cases above, in any combination, these moves (to data, weight and bias "
+                 f"inputs; rows along the last dim) or any dim in its range (at most {search['max_elements']:,} "
+                 "elements a tensor); a case judges only if every reference kernel passes it.")
     lines += [f"  {name}: {line}" for name, line in search["moves"].items()]
     lines.append("No input holds NaN or an infinity unless its line above says so.")
     return lines
