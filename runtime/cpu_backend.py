@@ -36,6 +36,8 @@ Semantics (docs/emulator.md has the table of CUDA behaviour, GPU and emulator):
   shares its process, so what the runner reports is believed only where the runner could have
   written it (runner_reports.py); anything else is the kernel's `crash`. `InfrastructureError`
   comes only from what fails before any code of the submission runs, and from the judge itself.
+* Memory: a batch's buffers cost the judge at most `MUTAGYM_BATCH_BYTES` (`batch_budget`), known
+  from the plans before anything is allocated; a larger batch runs in several runners.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from .buffers import DeviceMemory, frozen
+from .buffers import DeviceMemory, frozen, judge_bytes
 from .cases import RunCase, parse_schedule
 from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes, writable_data
 from .errors import InfrastructureError, LaunchError, SubmissionError
@@ -97,6 +99,11 @@ SANDBOX_UID = SANDBOX_GID = 65534
 RUNNER_NAME = "mg_runner"
 #: Whether the runner empties its root (see `empty_root_mode`).
 EMPTY_ROOT_ENV = "MUTAGYM_EMPTY_ROOT"
+#: The judge's memory for one batch's device memory, in bytes (`batch_budget`).
+BATCH_BYTES_ENV = "MUTAGYM_BATCH_BYTES"
+#: Its default: a few of the largest cases the catalog's domains allow (a split-K matmul of
+#: n = 2048 costs about 1.3 GiB with its race shadow), on a machine that runs two judges.
+DEFAULT_BATCH_BYTES = 4 << 30
 #: Arguments the runner passes to one kernel (csrc/runner.cpp `Launch::args`).
 MAX_KERNEL_ARGS = 64
 #: How long a runner whose output has ended may take to exit before it is killed (a runner exits
@@ -245,6 +252,10 @@ class CpuKernel:
             runs = self.run_schedules(rest, schedules, timeout_s=timeout_s) if rest else {s: [] for s in schedules}
             return {s: [replace(faults[i]) if i in faults else next(done) for i in range(len(cases))]
                     for s, done in ((s, iter(runs[s])) for s in schedules)}
+        chunks = self._memory_chunks(plans)
+        if len(chunks) > 1:   # each chunk within the judge's memory budget, one after the other
+            runs = [self.run_schedules([cases[i] for i in chunk], schedules, timeout_s=timeout_s) for chunk in chunks]
+            return {s: [r for run in runs for r in run[s]] for s in schedules}
         if not self.object_path.exists() or (self.unchecked_path and not self.unchecked_path.exists()):
             # evicted from the compile cache since it was built
             self._build()
@@ -258,6 +269,29 @@ class CpuKernel:
             return runs
         finally:
             _resident.give_back(memory)
+
+    def _memory_chunks(self, plans: list) -> list[range]:
+        """The cases in consecutive runs whose device memory costs the judge at most `batch_budget()`
+        (`buffers.judge_bytes`), known before anything is allocated. A case over the budget alone
+        runs alone when its inputs and outputs are what takes the memory (the judge's choice), and
+        is the kernel's LaunchError when its scratch is."""
+        budget = batch_budget()
+        shadow = SHADOW_BYTES_PER_BYTE if self.race_check else 0
+        chunks, first, used = [], 0, 0
+        for i, plan in enumerate(plans):
+            cost = judge_bytes([plan], shadow)
+            if cost > budget:
+                data = replace(plan, buffers=tuple(b for b in plan.buffers if b.role != "scratch"))
+                if judge_bytes([data], shadow) <= budget:
+                    raise LaunchError(f"with its scratch buffers a case takes {cost:,} bytes of the judge's "
+                                      f"memory ({judge_bytes([data], shadow):,} without them); the judge's "
+                                      f"memory budget for one evaluation is {budget:,} bytes "
+                                      f"({BATCH_BYTES_ENV})")
+            if i > first and used + cost > budget:
+                chunks.append(range(first, i))
+                first, used = i, 0
+            used += cost
+        return [*chunks, range(first, len(plans))]
 
     def _run_all(self, cases, plans, memory: DeviceMemory, kind: int, seed: int,
                  timeout_s: float) -> list[RunResult]:
@@ -502,6 +536,17 @@ def start_runner(runner: Path, pass_fds: tuple[int, ...], **streams) -> subproce
     streams and *pass_fds*, a session of its own (so a timeout kills everything it started)."""
     return subprocess.Popen([RUNNER_NAME], executable=str(runner), env={}, cwd="/", pass_fds=pass_fds,
                             start_new_session=True, **streams)
+
+
+def batch_budget() -> int:
+    """The judge's memory budget for one batch's device memory: `MUTAGYM_BATCH_BYTES`, else
+    `DEFAULT_BATCH_BYTES`. A larger batch runs in several runners, one after the other."""
+    value = os.environ.get(BATCH_BYTES_ENV, "").strip()
+    if not value:
+        return DEFAULT_BATCH_BYTES
+    if not value.isdigit() or int(value) <= 0:
+        raise InfrastructureError(f"{BATCH_BYTES_ENV}={value!r}: a positive number of bytes")
+    return int(value)
 
 
 def empty_root_mode() -> int:
