@@ -5,12 +5,17 @@ pipes (the objects and the buffers come as descriptors, closed once mapped); its
 tmpfs holding the kernel's objects and nothing else where the machine allows the namespaces; and
 from the moment the objects are mapped no filter allows an open, whatever the root. Each wall is
 shown on its own: the stack walk needs no trick at all, the load-time code gets past the object
-wall (built by hand, as in test_jail.py), and the after-mapping test runs with the host's root too.
+wall (built by hand, as in test_jail.py), the after-mapping test runs with the host's root too, and
+a judge denied the namespaces (root without CAP_SYS_ADMIN, as in a container) falls back to the
+host's root with a warning, or refuses to run where an empty root is required.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +23,7 @@ import pytest
 import mutagym
 from mutagym.runtime.toolchain import cache_dir
 from submission_text import compiled, launch, submission
-from test_jail import CASE, COPY, KERNEL, SYS_EXIT, hostile, raw_runs, still_fine
+from test_jail import CASE, COPY, KERNEL, SYS_EXIT, as_root, hostile, raw_runs, still_fine
 
 #: Set in the judge's environment for these tests: no output may ever carry it.
 CANARY = "mutagym-canary-7f3a9c"
@@ -139,3 +144,41 @@ class TestDescriptors:
         assert r.ok, r.message
         readable = [fd for fd in range(64) if r.outputs["out"][fd] >= 0]
         assert readable == [0] and r.outputs["out"][0] == 0, r.outputs["out"]
+
+
+#: Run in a child whose bounding set lacks CAP_SYS_ADMIN (a judge running as root in a container):
+#: prints the outcome, or the error, and the warnings.
+WITHOUT_SYS_ADMIN = """
+import warnings
+from test_jail import CASE, COPY
+from submission_text import compiled
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        print(compiled(COPY).run_batch([CASE])[0].outcome)
+    except Exception as err:
+        print(type(err).__name__, err)
+print([str(w.message) for w in caught])
+"""
+
+
+@as_root
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs util-linux's setpriv")
+class TestWithoutNamespaces:
+    def without_sys_admin(self, root: str) -> str:
+        env = {**os.environ, "MUTAGYM_EMPTY_ROOT": root}   # in this folder, the child imports test_jail
+        return subprocess.run(["setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", sys.executable,
+                               "-c", WITHOUT_SYS_ADMIN], env=env, capture_output=True, text=True, timeout=300,
+                              cwd=Path(__file__).parent).stdout
+
+    def test_the_runner_falls_back_to_the_hosts_root_and_says_so(self):
+        """Root without CAP_SYS_ADMIN gets no mount namespace: the kernel still runs, on the host's
+        root (loading sees it; nothing opens once the objects are mapped), and the judge warns."""
+        out = self.without_sys_admin("auto")
+        assert out.startswith("ok\n"), out
+        assert "could not empty its root" in out
+
+    def test_an_empty_root_can_be_required(self):
+        """With MUTAGYM_EMPTY_ROOT=1 the same judge refuses to run kernels: mutagym's own failure."""
+        out = self.without_sys_admin("1")
+        assert out.startswith("InfrastructureError the kernel runner failed: fatal an empty root is required"), out
