@@ -23,7 +23,9 @@ table shows each substrate's median over rounds and the ratios to `before` (targ
 Children a few seconds apart see the machine's load change under them; the empty root's own cost
 is smaller than that noise, so a second table measures it in one process of the working tree: per
 substrate, `--root-rounds` fresh kernels with `MUTAGYM_EMPTY_ROOT=auto` and as many with `0`,
-alternating, each timed on its first batch.
+alternating, each timed on its first batch; then `--root-batches` batches of one kernel per mode,
+alternating (each batch starts a runner of its own, so each pays the empty root: the noise of the
+compiles is gone).
 """
 
 from __future__ import annotations
@@ -76,28 +78,44 @@ for pid in problems:
                       "again": statistics.median(again)}), flush=True)
 """
 
-#: Runs once in the working tree: the empty root against the host's root, fresh kernels alternating.
+#: Runs once in the working tree: the empty root against the host's root, alternating (fresh kernels, then
+#: batches of one kernel).
 ROOT_CHILD = r"""
 import json, os, statistics, sys, time
 from mutagym.rewards.generators import generate
 from mutagym.runtime import RunCase, compile
 from mutagym.substrates.catalog import load_problem
 
-problems, rounds = json.loads(sys.argv[1]), int(sys.argv[2])
+problems, rounds, batches = json.loads(sys.argv[1]), *map(int, sys.argv[2].split(","))
+
+
+def alternate(count, run):
+    # median seconds of run() per root mode, count each, alternating (a warm-up round first)
+    times = {"auto": [], "0": []}
+    for r in range(count + 1):
+        for mode in (("auto", "0") if r % 2 else ("0", "auto")):
+            os.environ["MUTAGYM_EMPTY_ROOT"] = mode
+            seconds = run()
+            if r:
+                times[mode].append(seconds)
+    return {m: statistics.median(v) for m, v in times.items()}
+
+
+def timed(kernel, cases):
+    t0 = time.perf_counter()
+    kernel.run_batch(cases)
+    return time.perf_counter() - t0
+
+
 for pid in problems:
     problem = load_problem(pid)
     inputs = [generate(problem, "uniform01", preset=p, seed=0) for p in problem.preset_names]
     cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, problem.scalar_values()) for g in inputs]
-    times = {"auto": [], "0": []}
-    for r in range(rounds + 1):
-        for mode in (("auto", "0") if r % 2 else ("0", "auto")):
-            os.environ["MUTAGYM_EMPTY_ROOT"] = mode
-            kernel = compile(problem.kernel_sources()["substrate"] + f"\n// root {time.time_ns()}\n", backend="cpu")
-            t0 = time.perf_counter()
-            kernel.run_batch(cases)
-            if r:    # the first round warms the process up
-                times[mode].append(time.perf_counter() - t0)
-    print(json.dumps({"problem": pid, **{m: statistics.median(v) for m, v in times.items()}}), flush=True)
+    source = problem.kernel_sources()["substrate"]
+    first = alternate(rounds, lambda: timed(compile(source + f"\n// root {time.time_ns()}\n", backend="cpu"), cases))
+    kernel = compile(source + f"\n// root {time.time_ns()}\n", backend="cpu")
+    again = alternate(batches, lambda: timed(kernel, cases))   # every batch starts a runner of its own
+    print(json.dumps({"problem": pid, "first": first, "again": again}), flush=True)
 """
 
 
@@ -140,6 +158,7 @@ def main() -> None:
     parser.add_argument("--problems", default="relu,softmax,matmul", help="substrates timed, comma-separated")
     parser.add_argument("--repeats", type=int, default=7, help="rounds; medians are reported")
     parser.add_argument("--root-rounds", type=int, default=30, help="fresh kernels per root mode, second table")
+    parser.add_argument("--root-batches", type=int, default=300, help="batches of one kernel per root mode, second table")
     args = parser.parse_args()
 
     problems = args.problems.split(",")
@@ -168,7 +187,8 @@ def main() -> None:
                     cases[pid] = row["cases"]
             console.print(f"round {round_ + 1}/{args.repeats} done ({time.perf_counter() - start:.0f} s)")
         package_root, cache = roots["after"]
-        root_rows = run_child(package_root, cache, problems, str(args.root_rounds), {}, ROOT_CHILD)
+        root_rows = run_child(package_root, cache, problems, f"{args.root_rounds},{args.root_batches}", {},
+                              ROOT_CHILD)
 
     table = Table(title="Walls: median run_batch (runner start, jail, load, run) of a fresh kernel")
     columns = ["substrate", "cases"]
@@ -194,14 +214,18 @@ def main() -> None:
                     f"{statistics.median(ratios[(what, 'after, host root')]):.2f}x"]
     table.add_row(*summary)
     console.print(table)
-    root_table = Table(title=f"The empty root alone: median first batch of {args.root_rounds} fresh kernels "
-                             "per mode, alternating in one process")
-    for column in ("substrate", "host root", "empty root", "difference", "ratio"):
+    root_table = Table(title=f"The empty root alone, in one process, modes alternating: median first batch of "
+                             f"{args.root_rounds} fresh kernels, and of {args.root_batches} batches of one kernel")
+    for column in ("substrate", "first host root", "first empty root", "difference", "ratio",
+                   "again host root", "again empty root", "difference", "ratio"):
         root_table.add_column(column, justify="left" if column == "substrate" else "right")
     for pid in problems:
-        host, empty = root_rows[pid]["0"], root_rows[pid]["auto"]
-        root_table.add_row(pid, f"{host * 1e3:.2f} ms", f"{empty * 1e3:.2f} ms", f"{(empty - host) * 1e3:+.2f} ms",
-                           f"{empty / host:.2f}x")
+        cells = [pid]
+        for what in ("first", "again"):
+            host, empty = root_rows[pid][what]["0"], root_rows[pid][what]["auto"]
+            cells += [f"{host * 1e3:.2f} ms", f"{empty * 1e3:.2f} ms", f"{(empty - host) * 1e3:+.2f} ms",
+                      f"{empty / host:.2f}x"]
+        root_table.add_row(*cells)
     console.print(root_table)
     console.print(f"target: <= 1.20x on a first run; load average at the end {os.getloadavg()[0]:.1f}")
 

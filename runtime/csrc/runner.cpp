@@ -1049,7 +1049,7 @@ static int copy_object(int src, char* path, size_t path_size) {
 // user namespace of its own first, its uid and gid mapped to themselves, and gives up every
 // capability there once the mounts are done. Every library a kernel's object may name (the math
 // library, the object wall's only DT_NEEDED) is loaded before (load_libraries), so loading an object
-// opens nothing but the object. Its cost is within the noise of a batch (benchmarks/README.md).
+// opens nothing but the object. It costs about 0.3 ms a runner (benchmarks/README.md).
 
 // The mount point of the tmpfs before it becomes the root: a directory every Linux has, hidden only
 // in this namespace.
