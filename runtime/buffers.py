@@ -256,6 +256,27 @@ def _same_frozen_arrays(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> b
     return a.keys() == b.keys() and all(a[k] is b[k] and frozen(a[k]) for k in a)
 
 
+def _pages(nbytes: int) -> int:
+    """Bytes of the whole pages that hold a buffer of *nbytes* (one page at least)."""
+    return max(1, -(-nbytes // PAGE)) * PAGE
+
+
+def judge_bytes(plans: Iterable[ResolvedPlan], shadow_bytes_per_byte: int = 0) -> int:
+    """What laying *plans* out costs the judge's machine, known before anything is allocated: the
+    memfd (`DeviceMemory`: every page of it is filled), the copy of each writable buffer's pages kept
+    for `reset`, the draw of the largest writable buffer's poison (`Poison.elements` and `_shape`
+    hold about three times its size at once), and the runner's shadow of the writable pages
+    (*shadow_bytes_per_byte*: the race check's, which a kernel writing everything touches)."""
+    size, writable, largest = PAGE, 0, 0
+    for plan in plans:
+        for buf in plan.buffers:
+            size += _pages(buf.nbytes) + PAGE
+            if buf.role != "input":
+                writable += _pages(buf.nbytes)
+                largest = max(largest, _pages(buf.nbytes))
+    return size + writable + 3 * largest + shadow_bytes_per_byte * writable
+
+
 class DeviceMemory:
     """All buffers of a batch of resolved plans, laid out and filled."""
 
@@ -267,7 +288,7 @@ class DeviceMemory:
         for case, plan in enumerate(plans):
             placed = {}
             for buf in plan.buffers:
-                pages = max(1, -(-buf.nbytes // PAGE)) * PAGE
+                pages = _pages(buf.nbytes)
                 data = offset + pages - (-(-buf.nbytes // ALIGN) * ALIGN)
                 placed[buf.name] = Placement(case, buf.name, buf.role, buf.dtype, tuple(buf.shape),
                                              data, buf.nbytes, (offset, offset + pages))

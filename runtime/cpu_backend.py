@@ -31,22 +31,31 @@ Semantics (docs/emulator.md has the table of CUDA behaviour, GPU and emulator):
   vector access), `sync_error`, `timeout` (the runner's CPU time per case, with a wall-clock cap of
   `WALL_CAP_FACTOR` times it for a starved machine, and a CPU-time limit in the child),
   `crash` (trap, division by zero, stack overflow), `forbidden_syscall` (seccomp killed the child).
+* The runner is a child that holds nothing of the host (`start_runner`: no environment, a bare
+  argv, descriptors instead of paths; an empty root, `MUTAGYM_EMPTY_ROOT`), and the kernel's code
+  shares its process, so what the runner reports is believed only where the runner could have
+  written it (runner_reports.py); anything else is the kernel's `crash`. `InfrastructureError`
+  comes only from what fails before any code of the submission runs, and from the judge itself.
+* Memory: a batch's buffers cost the judge at most `MUTAGYM_BATCH_BYTES` (`batch_budget`), known
+  from the plans before anything is allocated; a larger batch runs in several runners.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import selectors
+import select
 import signal
 import subprocess
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from .buffers import DeviceMemory, frozen
+from .buffers import DeviceMemory, frozen, judge_bytes
 from .cases import RunCase, parse_schedule
 from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes, writable_data
 from .errors import InfrastructureError, LaunchError, SubmissionError
@@ -54,6 +63,7 @@ from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
 from .races import (SHADOW_BYTES_PER_BYTE, describe_race, describe_spin, describe_state, race_check_enabled,
                     shared_element, source_line, symbol_at)
 from .results import RunResult
+from .runner_reports import Breach, LineReader, RunnerChannel
 from .submission import Submission
 from .toolchain import build_kernel, runner_path
 from .translate import entry_symbol, translation_unit
@@ -86,6 +96,20 @@ _VOLATILE = re.compile(r"\bvolatile\b")
 _FAILED_ASSERT = re.compile(r"^submission\.cu:\d+: .*Assertion `.*` failed\.$", re.MULTILINE)
 #: Who the runner becomes when started as root, before any code of a submission runs ("nobody").
 SANDBOX_UID = SANDBOX_GID = 65534
+#: The runner's argv[0]: its bare name, not where the cache keeps it.
+RUNNER_NAME = "mg_runner"
+#: Whether the runner empties its root (see `empty_root_mode`).
+EMPTY_ROOT_ENV = "MUTAGYM_EMPTY_ROOT"
+#: The judge's memory for one batch's device memory, in bytes (`batch_budget`).
+BATCH_BYTES_ENV = "MUTAGYM_BATCH_BYTES"
+#: Its default: a few of the largest cases the catalog's domains allow (a split-K matmul of
+#: n = 2048 costs about 1.3 GiB with its race shadow), on a machine that runs two judges.
+DEFAULT_BATCH_BYTES = 4 << 30
+#: Arguments the runner passes to one kernel (csrc/runner.cpp `Launch::args`).
+MAX_KERNEL_ARGS = 64
+#: How long a runner whose output has ended may take to exit before it is killed (a runner exits
+#: as it ends its output; only code that closed its stdout and lives on waits that long).
+EXIT_GRACE_S = 5.0
 
 
 class _ResidentMemory(threading.local):
@@ -220,12 +244,19 @@ class CpuKernel:
                         f"launch {launch.index} ({launch.kernel}) asks for {launch.shared_bytes} bytes of "
                         f"dynamic shared memory on top of {self.static_shared_bytes} static; a block may "
                         f"use at most {MAX_SHARED_BYTES}")
+                if len(launch.args) > MAX_KERNEL_ARGS:
+                    raise LaunchError(f"launch {launch.index} ({launch.kernel}) passes {len(launch.args)} "
+                                      f"arguments; the emulator passes at most {MAX_KERNEL_ARGS} to a kernel")
         faults = {i: f for i, plan in enumerate(plans) if (f := self._constant_fault(plan)) is not None}
         if faults:   # the other cases run without them
             rest = [c for i, c in enumerate(cases) if i not in faults]
             runs = self.run_schedules(rest, schedules, timeout_s=timeout_s) if rest else {s: [] for s in schedules}
             return {s: [replace(faults[i]) if i in faults else next(done) for i in range(len(cases))]
                     for s, done in ((s, iter(runs[s])) for s in schedules)}
+        chunks = self._memory_chunks(plans)
+        if len(chunks) > 1:   # each chunk within the judge's memory budget, one after the other
+            runs = [self.run_schedules([cases[i] for i in chunk], schedules, timeout_s=timeout_s) for chunk in chunks]
+            return {s: [r for run in runs for r in run[s]] for s in schedules}
         if not self.object_path.exists() or (self.unchecked_path and not self.unchecked_path.exists()):
             # evicted from the compile cache since it was built
             self._build()
@@ -240,14 +271,40 @@ class CpuKernel:
         finally:
             _resident.give_back(memory)
 
+    def _memory_chunks(self, plans: list) -> list[range]:
+        """The cases in consecutive runs whose device memory costs the judge at most `batch_budget()`
+        (`buffers.judge_bytes`), known before anything is allocated. A case over the budget alone
+        runs alone when its inputs and outputs are what takes the memory (the judge's choice), and
+        is the kernel's LaunchError when its scratch is."""
+        budget = batch_budget()
+        shadow = SHADOW_BYTES_PER_BYTE if self.race_check else 0
+        chunks, first, used = [], 0, 0
+        for i, plan in enumerate(plans):
+            cost = judge_bytes([plan], shadow)
+            if cost > budget:
+                data = replace(plan, buffers=tuple(b for b in plan.buffers if b.role != "scratch"))
+                if judge_bytes([data], shadow) <= budget:
+                    raise LaunchError(f"with its scratch buffers a case takes {cost:,} bytes of the judge's "
+                                      f"memory ({judge_bytes([data], shadow):,} without them); the judge's "
+                                      f"memory budget for one evaluation is {budget:,} bytes "
+                                      f"({BATCH_BYTES_ENV})")
+            if i > first and used + cost > budget:
+                chunks.append(range(first, i))
+                first, used = i, 0
+            used += cost
+        return [*chunks, range(first, len(plans))]
+
     def _run_all(self, cases, plans, memory: DeviceMemory, kind: int, seed: int,
                  timeout_s: float) -> list[RunResult]:
         results: list[RunResult | None] = [None] * len(cases)
         printed: dict[int, str] = {}
         start = 0
         while start < len(cases):
-            request = self._request(plans, memory, start, kind, seed, timeout_s)
-            self._run_child(request, memory, start, results, printed, timeout_s)
+            with self._object_files() as objects:
+                request = self._request(plans, memory, objects, start, kind, seed, timeout_s)
+                self._run_child(request, (memory.fd, *objects), memory, start, results, printed, timeout_s)
+            if results[start] is None:   # every way a child ends gives its first case a result
+                raise InfrastructureError(f"the kernel runner gave case {start} no result")
             while start < len(cases) and results[start] is not None:
                 start += 1
         for i, result in enumerate(results):
@@ -258,14 +315,31 @@ class CpuKernel:
                 result.outputs = {name: memory.read(i, name) for name in cases[i].outputs}
         return results
 
+    @contextlib.contextmanager
+    def _object_files(self):
+        """The kernel's objects (checked, then unchecked if any) open for reading, for one child:
+        the runner is handed descriptors, never a path of the host."""
+        paths = [self.object_path] + ([self.unchecked_path] if self.unchecked_path else [])
+        fds = []
+        try:
+            for path in paths:
+                try:
+                    fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+                except OSError as err:
+                    raise InfrastructureError(f"the kernel's built object cannot be opened ({err.strerror})") from None
+            yield tuple(fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
     # ------------------------------------------------------------------ request
-    def _request(self, plans, memory: DeviceMemory, start: int, kind: int, seed: int,
-                 timeout_s: float) -> str:
+    def _request(self, plans, memory: DeviceMemory, objects: tuple[int, ...], start: int, kind: int,
+                 seed: int, timeout_s: float) -> str:
         max_threads = max(l.block[0] * l.block[1] * l.block[2] for p in plans for l in p.launches)
         cpu_seconds = int(timeout_s * (len(plans) - start)) + 2
         lines = [
             "mutagym-run 1",
-            f"object {self.object_path}",
+            f"object {objects[0]}",
             f"memfd {memory.fd} {memory.size}",
             f"fibers {int(self.submission.uses_barriers)}",
             f"schedule {kind} {seed}",
@@ -275,9 +349,10 @@ class CpuKernel:
             f"printf_bytes {PRINTF_BYTES}",
             "address_space {address_space}",   # filled in below, once the request's size is known
             f"identity {SANDBOX_UID} {SANDBOX_GID}",
+            f"root {empty_root_mode()}",
             f"race {int(self.race_check)}",
             f"bookkeeping {len(self.bookkeeping)}", *(f"{a} {n}" for a, n in self.bookkeeping),
-            f"unchecked {self.unchecked_path or '-'}",
+            f"unchecked {objects[1] if len(objects) > 1 else '-'}",
             f"shared_data {len(self.shared_data)}", *(f"{a} {n}" for a, n in self.shared_data),
             f"protect {len(memory.protect)}",
             *(f"{o} {n} {m}" for o, n, m in memory.protect),
@@ -310,77 +385,93 @@ class CpuKernel:
         return text.replace("address_space {address_space}", f"address_space {address_space}", 1)
 
     # ------------------------------------------------------------------ child
-    def _run_child(self, request: str, memory: DeviceMemory, start: int,
+    def _run_child(self, request: str, pass_fds: tuple[int, ...], memory: DeviceMemory, start: int,
                    results: list, printed: dict, timeout_s: float) -> None:
-        proc = subprocess.Popen([str(self.runner)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=(memory.fd,), start_new_session=True)
-        killed_by_us = False
-        exited_after_fault = False   # the runner exits after reporting a fault; the batch resumes
-        current = start
+        """Run cases from *start* in one runner, filling *results* and *printed* from what it reports
+        and how it ends (runner_reports.py says which of its lines are believed). Returns with a
+        result for case *start* at least, or raises InfrastructureError for mutagym's own failure."""
+        proc = start_runner(self.runner, pass_fds, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+        channel = RunnerChannel(start, len(results), PRINTF_BYTES)
+        ended_by_us = False   # killed for a timeout or a breach, or told why it stopped
+        faulted = False       # the runner exits after reporting a fault; the batch resumes
         try:
             proc.stdin.write(request.encode())
             proc.stdin.close()
-            reader = _LineReader(proc.stdout.fileno())
-            loading = ready = False
-            deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per case
+            reader = LineReader(proc.stdout.fileno())
+            deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per phase
             budget = _CaseBudget(proc.pid, timeout_s)
             while True:
                 line = reader.next_line(deadline)
-                if line is None and loading and (later := budget.extended()) is not None:
+                if line is None and channel.kernel_may_run and (later := budget.extended()) is not None:
                     deadline = later       # the runner was starved of CPU, not stuck
                     continue
                 if line is None:      # timed out
-                    if not loading:
+                    if not channel.kernel_may_run:
                         raise InfrastructureError("the kernel runner did not start in time")
-                    why = budget.describe() if ready else "the kernel's object did not finish loading"
                     os.killpg(proc.pid, signal.SIGKILL)
-                    killed_by_us = True
-                    results[current] = RunResult("timeout", message=why)
+                    ended_by_us = True
+                    if channel.phase == "loading":   # the objects load alike in every child
+                        _fill_rest(results, channel.next_case, RunResult(
+                            "timeout", message="the kernel's object did not finish loading"))
+                    else:
+                        results[channel.next_case] = RunResult("timeout", message=budget.describe())
                     break
                 if line == b"":       # end of output: the child exited
                     break
-                words = line.decode(errors="replace").split(" ", 3)
-                if words[0] == "loading":   # the jail is closed; the object's own code may run now
-                    loading = True
+                try:
+                    report = channel.read(line)
+                    if report.kind == "printf":
+                        printed[report.case] = channel.printed(reader.read_exact(report.number + 1, deadline))
+                except Breach as breach:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    ended_by_us = True
+                    for case in channel.reported:
+                        results[case] = RunResult("crash", message=str(breach))
+                    _fill_rest(results, channel.next_case, RunResult("crash", message=str(breach)))
+                    break
+                if report.kind in ("loading", "ready"):
+                    if report.kind == "loading":
+                        _note_root(channel.root)
                     deadline = budget.restart()
-                elif words[0] == "ready":
-                    ready = True
+                elif report.kind == "result":
+                    results[report.case] = self._result(report.outcome, report.detail, memory, report.case)
+                    faulted = report.outcome != "ok"
                     deadline = budget.restart()
-                elif words[0] == "printf":
-                    printed[int(words[1])] = reader.read_exact(int(words[2]) + 1, deadline)[:-1].decode(
-                        errors="replace")
-                elif words[0] == "result":
-                    case = int(words[1])
-                    results[case] = self._result(words[2], words[3] if len(words) > 3 else "", memory, case)
-                    exited_after_fault = words[2] != "ok"
-                    current = case + 1
-                    deadline = budget.restart()
-                elif words[0] == "unloadable":   # the kernel's object did not load: the same in every child
-                    mib = int(words[1]) >> 20
-                    reason = " ".join(words[2:])
-                    for case in range(current, len(results)):
-                        results[case] = RunResult(
-                            "crash", message=f"the kernel's object could not be loaded within the sandbox's "
-                                             f"limits ({mib} MiB of address space): {reason}")
-                elif words[0] == "fatal":
-                    raise InfrastructureError(f"the kernel runner failed: {line.decode(errors='replace')}")
+                elif report.kind == "unloadable":   # the kernel's object did not load: the same in every child
+                    ended_by_us = True
+                    reason = f": {report.detail}" if report.detail else ""
+                    _fill_rest(results, channel.next_case, RunResult(
+                        "crash", message=f"the kernel's object could not be loaded within the sandbox's "
+                                         f"limits ({report.number >> 20} MiB of address space){reason}"))
         finally:
             if proc.stdin and not proc.stdin.closed:
                 proc.stdin.close()
+            lingered = not _exits_within(proc, EXIT_GRACE_S)
+            if lingered:   # its stdout closed (load-time code may close it) but it lives on
+                os.killpg(proc.pid, signal.SIGKILL)
             status = proc.wait()
-            stderr = proc.stderr.read().decode(errors="replace")
+            stderr = proc.stderr.read(1 << 16).decode(errors="replace")
             proc.stdout.close()
             proc.stderr.close()
-        if current < len(results) and results[current] is None and not (killed_by_us or exited_after_fault):
-            if status in (-signal.SIGKILL, -signal.SIGSYS):   # strict mode kills, a filter's KILL_PROCESS is SIGSYS
-                results[current] = RunResult(
-                    "forbidden_syscall",
-                    message="the sandbox killed the kernel for a forbidden system call")
-            elif status < 0:
-                results[current] = RunResult("crash", message=f"the kernel died on signal {-status}")
-            else:
-                raise InfrastructureError(
-                    f"the kernel runner exited with status {status} without a result: {stderr[-2000:]}")
+        if ended_by_us or faulted or channel.next_case >= len(results):
+            return
+        if not channel.kernel_may_run:
+            raise InfrastructureError(f"the kernel runner exited with status {status} before loading the "
+                                      f"kernel: {stderr[-2000:]}")
+        if lingered:
+            ended = RunResult("crash", message="the kernel's process closed its report channel and did not exit")
+        elif status in (-signal.SIGKILL, -signal.SIGSYS):   # strict mode kills, a filter's KILL_PROCESS is SIGSYS
+            ended = RunResult("forbidden_syscall", message="the sandbox killed the kernel for a forbidden system call")
+        elif status < 0:
+            ended = RunResult("crash", message=f"the kernel died on signal {-status}")
+        else:
+            ended = RunResult("crash", message=f"the kernel's process exited (status {status}) before it "
+                                               f"reported this case")
+        if channel.phase == "loading":   # while the objects load: the same in every child
+            _fill_rest(results, channel.next_case, ended)
+        else:
+            results[channel.next_case] = ended
 
     def _result(self, outcome: str, detail: str, memory: DeviceMemory, case: int) -> RunResult:
         if outcome == "data_race":
@@ -438,6 +529,69 @@ def _describe_fault(outcome: str, detail: str, memory: DeviceMemory, case: int) 
     return RunResult("memory_fault", message=f"invalid {access} at address {address}{hint}{thread}")
 
 
+def start_runner(runner: Path, pass_fds: tuple[int, ...], **streams) -> subprocess.Popen:
+    """The runner as a child holding nothing of the host but what it is handed: an empty environment,
+    an argv of its bare name, the root folder as its working folder, no descriptors but its standard
+    streams and *pass_fds*, a session of its own (so a timeout kills everything it started)."""
+    return subprocess.Popen([RUNNER_NAME], executable=str(runner), env={}, cwd="/", pass_fds=pass_fds,
+                            start_new_session=True, **streams)
+
+
+def batch_budget() -> int:
+    """The judge's memory budget for one batch's device memory: `MUTAGYM_BATCH_BYTES`, else
+    `DEFAULT_BATCH_BYTES`. A larger batch runs in several runners, one after the other."""
+    value = os.environ.get(BATCH_BYTES_ENV, "").strip()
+    if not value:
+        return DEFAULT_BATCH_BYTES
+    if not value.isdigit() or int(value) <= 0:
+        raise InfrastructureError(f"{BATCH_BYTES_ENV}={value!r}: a positive number of bytes")
+    return int(value)
+
+
+def empty_root_mode() -> int:
+    """What the runner is told of its root (`MUTAGYM_EMPTY_ROOT`): 1 an empty root where the machine
+    allows one (unset, `auto`), 2 an empty root or no run (`1`, `on`, `require`: an InfrastructureError
+    where it cannot be had), 0 the host's root (`0`, `off`: only to measure what the empty root costs)."""
+    value = os.environ.get(EMPTY_ROOT_ENV, "auto").strip().lower()
+    modes = {"auto": 1, "": 1, "1": 2, "on": 2, "require": 2, "0": 0, "off": 0}
+    if value not in modes:
+        raise InfrastructureError(f"{EMPTY_ROOT_ENV}={value!r}: use auto, 1/on/require or 0/off")
+    return modes[value]
+
+
+_warned_host_root = False
+
+
+def _note_root(root: str) -> None:
+    """Warn once per process when a runner asked for an empty root got the host's."""
+    global _warned_host_root
+    if root == "host-root" and empty_root_mode() == 1 and not _warned_host_root:
+        _warned_host_root = True
+        warnings.warn("the kernel runner could not empty its root (this machine refuses it user or mount "
+                      "namespaces): code of a kernel's object that runs while it loads can read the files "
+                      f"its identity may read. {EMPTY_ROOT_ENV}=1 refuses to judge without an empty root; "
+                      "docs/threat-model.md says what the machine needs", RuntimeWarning, stacklevel=2)
+
+
+def _exits_within(proc: subprocess.Popen, seconds: float) -> bool:
+    """Whether *proc* exits within *seconds*, waited for on a pidfd (`Popen.wait` with a timeout
+    polls with sleeps of 0.5 ms and more: a millisecond a batch for a runner that exits at once)."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except ProcessLookupError:   # reaped already
+        return True
+    try:
+        return bool(select.select([pidfd], [], [], seconds)[0])
+    finally:
+        os.close(pidfd)
+
+
+def _fill_rest(results: list, first: int, result: RunResult) -> None:
+    """*result* (a copy each) for every case from *first* on."""
+    for case in range(first, len(results)):
+        results[case] = replace(result)
+
+
 def _cpu_seconds(pid: int) -> float | None:
     """User plus system CPU time of process *pid* (None once it is gone)."""
     try:
@@ -480,42 +634,3 @@ class _CaseBudget:
             return f"no result within {self.timeout_s:g} s (an infinite loop, or a launch too large to finish)"
         return (f"no result within {WALL_CAP_FACTOR * self.timeout_s:g} s of wall-clock time, of which the "
                 f"runner got {used:.1f} s of CPU (the machine is overloaded)")
-
-
-class _LineReader:
-    """Reads lines and byte runs from a pipe with a deadline, without blocking past it."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.buffer = b""
-        self.eof = False
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(fd, selectors.EVENT_READ)
-
-    def _fill(self, deadline: float) -> bool:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not self.selector.select(remaining):
-            return False
-        chunk = os.read(self.fd, 1 << 16)
-        if not chunk:
-            self.eof = True
-        self.buffer += chunk
-        return True
-
-    def next_line(self, deadline: float) -> bytes | None:
-        """The next line without its newline; b"" at end of output; None past the deadline."""
-        while b"\n" not in self.buffer:
-            if self.eof:
-                rest, self.buffer = self.buffer, b""
-                return rest or b""
-            if not self._fill(deadline):
-                return None
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line
-
-    def read_exact(self, n: int, deadline: float) -> bytes:
-        while len(self.buffer) < n and not self.eof:
-            if not self._fill(deadline):
-                break
-        data, self.buffer = self.buffer[:n], self.buffer[n:]
-        return data

@@ -32,7 +32,7 @@ from .expressions import Expr, did_you_mean
 from .submission import MAX_DYNAMIC_SHARED_BYTES, Launch, Param, Submission, check_launch_limits
 
 __all__ = ["ITEMSIZE", "MAX_DYNAMIC_SHARED_BYTES", "MAX_SCRATCH_BYTES", "OUTPUT_DTYPES",
-           "thread_budget",
+           "scratch_budget", "thread_budget",
            "ArgBinding", "BufferSpec", "ConstantCopy", "ResolvedLaunch", "ResolvedPlan", "resolve_plan"]
 
 #: Bytes per element of every dtype a buffer may have.
@@ -43,6 +43,12 @@ OUTPUT_DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64", 
                  "uint32", "bool")
 #: Largest scratch buffer, in bytes: a bad `size` must fail here, not exhaust a worker's memory.
 MAX_SCRATCH_BYTES = 1 << 32
+#: Scratch of one case, all its buffers together, whatever the sizes: what a few partial sums per
+#: block need at any size (a judge lays out, poisons and keeps a copy of every byte of it, per case).
+MIN_SCRATCH_BUDGET = 64 << 20
+#: ... and per byte of the case's inputs and outputs: the catalog's split-K workspaces take 1.3x at
+#: most (eight partial products of the output); more is memory asked for to exhaust the judge.
+SCRATCH_PER_DATA_BYTE = 8
 #: Threads one launch may have, whatever the sizes: a few seconds of the emulator's time.
 MIN_THREAD_BUDGET = 1 << 22
 #: ... and per element of all buffers together: a block of up to 1024 threads per element (a row,
@@ -59,6 +65,16 @@ def thread_budget(elements: int) -> int:
     (4194304, 67108864, 134217728)
     """
     return max(MIN_THREAD_BUDGET, min(THREADS_PER_ELEMENT * elements, MAX_THREAD_BUDGET))
+
+
+def scratch_budget(data_bytes: int) -> int:
+    """Most bytes of scratch, all buffers together, a case may have when its inputs and outputs
+    take *data_bytes*.
+
+    >>> scratch_budget(4000), scratch_budget(64 << 20) >> 20
+    (67108864, 512)
+    """
+    return max(MIN_SCRATCH_BUDGET, SCRATCH_PER_DATA_BYTE * data_bytes)
 
 
 _FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -184,6 +200,7 @@ def resolve_plan(sub: Submission, inputs: Mapping[str, np.ndarray],
                               f"bytes); a scratch buffer holds 0 to {MAX_SCRATCH_BYTES} bytes",
                               where=f"scratch {s.name!r}", line=s.line)
         buffers.append(BufferSpec(s.name, "scratch", s.dtype, (size,), nbytes, s.init))
+    _check_scratch_budget(sub, buffers)
     by_name = {b.name: b for b in buffers}
     aliases = _in_place(sub, by_name)
     for launch in sub.launches:
@@ -211,6 +228,19 @@ def resolve_plan(sub: Submission, inputs: Mapping[str, np.ndarray],
         launches.append(ResolvedLaunch(launch.index, launch.kernel, _pad3(grid), _pad3(block),
                                        shared, args))
     return ResolvedPlan(tuple(buffers), tuple(launches), constants)
+
+
+def _check_scratch_budget(sub: Submission, buffers: list[BufferSpec]) -> None:
+    """LaunchError when the scratch buffers together exceed `scratch_budget` of the case's data."""
+    data = sum(b.nbytes for b in buffers if b.role != "scratch")
+    scratch = {b.name: b.nbytes for b in buffers if b.role == "scratch"}
+    budget = scratch_budget(data)
+    if sum(scratch.values()) > budget:
+        sizes = ", ".join(f"{name!r} {n:,}" for name, n in scratch.items())
+        raise LaunchError(f"the scratch buffers take {sum(scratch.values()):,} bytes together ({sizes}); the "
+                          f"scratch budget of a case whose inputs and outputs take {data:,} bytes is {budget:,} "
+                          f"bytes (the larger of {MIN_SCRATCH_BUDGET >> 20} MiB and {SCRATCH_PER_DATA_BYTE}x "
+                          "the inputs and outputs)", where="scratch", line=sub.scratch[0].line)
 
 
 def _in_place(sub: Submission, buffers: dict[str, BufferSpec]) -> dict[str, str]:
