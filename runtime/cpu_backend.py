@@ -143,7 +143,7 @@ class CpuKernel:
         text has `volatile` accesses (the checks see a spin on a volatile load only in the
         instrumented build; atomics are seen in both)."""
         unit = translation_unit(self.submission)
-        split = self.race_check and not _VOLATILE.search(self.submission.source)
+        split = self.race_check and not _VOLATILE.search(self.submission.device_text)
         with ThreadPoolExecutor(1) as beside:   # the plain build alongside (g++ is a child process)
             plain = beside.submit(build_kernel, unit, race_check=False) if split else None
             try:
