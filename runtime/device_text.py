@@ -32,16 +32,19 @@ from .errors import SubmissionError
 __all__ = ["Output", "Token", "mark_pragmas", "read_output", "tokens_of"]
 
 #: A raw string's opening, an ordinary string or character literal (closed on its line), a
-#: pp-number, an identifier, blanks, any other character.
+#: pp-number, an identifier, blanks, a digraph (`<::` is `<` `::` unless `:` or `>` follows, as in
+#: C++11), any other character.
 _TOKEN = re.compile(r"""
       (?P<raw>(?:u8|[uUL])?R"(?P<delim>[^ ()\\\t\v\f\n]{0,16})\()
     | (?P<str>(?:u8|[uUL])?"(?:\\.|[^"\\\n])*")
     | (?P<chr>(?:u8|[uUL])?'(?:\\.|[^'\\\n])*')
     | (?P<num>\.?\d(?:[eEpP][+-]|'\w|[\w.])*)
     | (?P<ident>(?:[^\W\d]|\$)[\w$]*)
-    | (?P<blank>[ \t]+)
-    | (?P<punct>%:%:|%:|\S)
+    | (?P<blank>\s+)
+    | (?P<digraph>%:%:|%:|<:(?!:(?:[^:>]|$))|:>|<%|%>)
+    | (?P<punct>\S)
 """, re.X)
+_DIGRAPHS = {"%:%:": "##", "%:": "#", "<:": "[", ":>": "]", "<%": "{", "%>": "}"}
 _MARKER = re.compile(r'^# (?P<line>\d+) "(?P<file>(?:[^"\\]|\\.)*)"(?P<flags>(?: \d)*)$')
 _DEFINED = re.compile(r"^#(?P<kind>define|undef) (?P<name>\w+)")
 _PRAGMA_DIRECTIVE = re.compile(r"(?m)^(?P<indent>[ \t]*)#[ \t]*pragma[ \t]+(?P<word>(?:no)?unroll)\b")
@@ -50,8 +53,9 @@ _SOURCE = "submission.cu"
 
 @dataclass(frozen=True)
 class Token:
-    """One token of the text's preprocessed lines: its submission *line*, its *text*, and its
-    *kind* (`raw`, `str`, `chr`, `num`, `ident` or `punct`)."""
+    """One token of the text's preprocessed lines: its submission *line*, its *text* (a digraph
+    as the token it stands for: `<:<:` is `[[`), and its *kind* (`raw`, `str`, `chr`, `num`,
+    `ident` or `punct`)."""
 
     line: int
     text: str
@@ -94,7 +98,9 @@ def tokens_of(text: str, line: int) -> list[Token]:
         elif kind == "punct" and m.group() in ("'", '"'):
             what = "character" if m.group() == "'" else "string"
             raise SubmissionError(f"an unterminated {what} literal", line=line)
-        if kind != "blank":
+        if kind == "digraph":
+            found.append(Token(line, _DIGRAPHS[m.group()], "punct"))
+        elif kind != "blank":
             found.append(Token(line, text[pos:end], kind))
         pos = end
     return found
@@ -138,8 +144,9 @@ def _device_line(raw: str, number: int, sentinel: str, result: Output) -> str:
     if raw.startswith("#"):   # g++'s own: a pragma of the text, printed as it was written
         if not re.match(r"#pragma\b", raw):
             raise SubmissionError(f"'{raw[:60]}' is not allowed", line=number)
-    elif tokens[0].text in ("#", "%:", "%:%:"):
-        raise SubmissionError(f"a macro puts {tokens[0].text!r} at the start of a line: the compilers "
+    elif tokens[0].text in ("#", "##"):
+        written = re.match(r"\s*(%:%:|%:|##|#)", raw)[1]
+        raise SubmissionError(f"a macro puts {written!r} at the start of a line: the compilers "
                               "would read a directive these checks never saw", line=number)
     elif tokens[0].text.startswith(sentinel):
         word = tokens[0].text.removeprefix(sentinel + "_")

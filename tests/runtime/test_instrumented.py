@@ -61,6 +61,7 @@ class TestTheSourceRefusesOptOuts:
         "[[gnu::no_sanitize_thread]] void f(int* p) { *p = 1; }",
         '[[gnu::no_sanitize("thread")]] void f(int* p) { *p = 1; }',
         "[[using gnu: no_sanitize_thread]] void f(int* p) { *p = 1; }",
+        "<:<:gnu::no_sanitize_thread:>:> void f(int* p) { *p = 1; }",
         '__attribute__((optimize("O0"))) void f(int* p) { *p = 1; }',
         '__attribute__((target("arch=x86-64"))) void f(int* p) { *p = 1; }',
         "__attribute__((naked)) void f(int* p) { }",
