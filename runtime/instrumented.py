@@ -11,7 +11,9 @@ The object is disassembled (`objdump -d`, bounded). An access is an instruction 
 operand, except where it cannot be device memory or a kernel's data: the stack (`%rsp`, or a
 register set from it), read-only data and the GOT (`%rip`-relative into a read-only section, or a
 register set to such an address, as a jump table is read), address arithmetic (`lea`), padding
-(`nop`) and prefetches. The instrumentation's calls are the `__tsan_*` entry points and the
+(`nop`) and prefetches; a call to the C library's `memcpy`, `memset`, `memmove` or `memcmp`
+(a copy of run-time size, which the pass leaves to the library) is one. The instrumentation's
+calls are the `__tsan_*` entry points and the
 runner's atomic and fence reports (`__mg_race_atomic`, `__mg_race_fence`: the emulation header's
 atomics report instead of being instrumented). Functions of the emulator's own (`__mg_*`, which
 no text can name) are not judged: a few of them are uninstrumented on purpose (csrc/mg_pipeline.h,
@@ -30,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .elf_check import ALWAYS_ALLOWED
 from .errors import SubmissionError
 from .races import TSAN_CALLBACKS, binutils
 
@@ -162,6 +165,8 @@ def _functions(text: str, sections, slots: dict[int, str]) -> list[_Function]:
         if _CALL.match(mnemonic):
             if target is not None and slots.get(target) in INSTRUMENTATION_CALLS:
                 function.instrumented = True
+            elif target is not None and slots.get(target) in ALWAYS_ALLOWED:   # the C library's
+                function.accesses.append(f"{mnemonic} {slots[target]}")
             elif "<" in operands and operands.split("<", 1)[1].split("(")[0].split("@")[0] in INSTRUMENTATION_CALLS:
                 function.instrumented = True
             if mnemonic.startswith("call"):
