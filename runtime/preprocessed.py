@@ -82,7 +82,7 @@ _MARKED_OK = _ENTERED_OK | {f"./{_PRELUDE}", "<built-in>", "<command-line>"}
 _LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_bytes=256 << 20, file_bytes=1 << 20,
                  capture_bytes=8 << 20)
 #: Bumped whenever what this module checks changes: it names the on-disk verdicts.
-_CHECK_VERSION = "5"
+_CHECK_VERSION = "6"
 
 # NVRTC's predefined macros for the gate's target (compute_80), as NVRTC 13 reports them.
 _NVRTC_ARCH = "800"
