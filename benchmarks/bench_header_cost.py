@@ -47,8 +47,8 @@ from mutagym.runtime.errors import CompileError
 from mutagym.runtime.nvrtc import nvrtc_compile, nvrtc_version
 from mutagym.runtime.races import RACE_FLAGS
 from mutagym.runtime.submission import parse_submission
-from mutagym.runtime.toolchain import (CSRC, EMULATION_HEADER, KERNEL_LIMITS, compiler, kernel_build_steps,
-                                       kernel_flags)
+from mutagym.runtime.toolchain import (CSRC, EMULATION_HEADER, KERNEL_LIMITS, compiler, context_object,
+                                       kernel_build_steps, kernel_flags)
 from mutagym.runtime.translate import translation_unit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def check_pch_used(header: Header, unit: str) -> None:
 
 def build_seconds(unit: str, header: Header, race: bool) -> float:
     """Wall seconds of the steps `toolchain.build_kernel` runs for *unit*; CompileError if one fails."""
-    steps = kernel_build_steps(header.path, header.flags, race)
+    steps = kernel_build_steps(header.path, context_object(header.flags), header.flags, race)
     with private_dir("mg-header-cost-") as work:
         (work / "submission.cu.cpp").write_text(unit)
         start = time.perf_counter()

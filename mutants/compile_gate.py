@@ -43,12 +43,16 @@ def _first_line(err: BaseException) -> str:
 
 def gate_one(mutant: Mutant, *, cpu: bool = True, arch: str = "compute_80") -> GateResult:
     """Compile *mutant* with NVRTC, then (with *cpu*) with the CPU emulator."""
-    from ..runtime import compile as cpu_compile
+    from ..runtime import compile as cpu_compile, parse_submission
     from ..runtime.errors import CompileError, SubmissionError
     from ..runtime.nvrtc import nvrtc_compile
 
+    try:   # NVRTC compiles the device text, as for every submission (`runtime.nvrtc_gate`)
+        device_text = parse_submission(mutant.source).device_text
+    except SubmissionError as e:   # the source checks, which the CPU build would run first
+        return GateResult(mutant.id, "uncompilable", "cpu", _first_line(e))
     try:
-        nvrtc_compile(mutant.source, arch=arch, name=f"mutant-{mutant.id}.cu")
+        nvrtc_compile(device_text, arch=arch, name=f"mutant-{mutant.id}.cu")
     except CompileError as e:
         return GateResult(mutant.id, "uncompilable", "nvrtc", _first_line(e))
     if cpu:

@@ -59,6 +59,7 @@ from .buffers import DeviceMemory, frozen, judge_bytes
 from .cases import RunCase, parse_schedule
 from .elf_check import check_kernel_object, guard_variables, kernel_data, static_shared_bytes, writable_data
 from .errors import InfrastructureError, LaunchError, SubmissionError
+from .instrumented import check_instrumented
 from .plan import MAX_DYNAMIC_SHARED_BYTES, resolve_plan
 from .races import (SHADOW_BYTES_PER_BYTE, describe_race, describe_spin, describe_state, race_check_enabled,
                     shared_element, source_line, symbol_at)
@@ -167,7 +168,7 @@ class CpuKernel:
         text has `volatile` accesses (the checks see a spin on a volatile load only in the
         instrumented build; atomics are seen in both)."""
         unit = translation_unit(self.submission)
-        split = self.race_check and not _VOLATILE.search(self.submission.source)
+        split = self.race_check and not _VOLATILE.search(self.submission.device_text)
         with ThreadPoolExecutor(1) as beside:   # the plain build alongside (g++ is a child process)
             plain = beside.submit(build_kernel, unit, race_check=False) if split else None
             try:
@@ -179,7 +180,7 @@ class CpuKernel:
 
     def _build_checked(self, unit: str, plain: Future | None) -> None:
         """The checked object, then the unchecked one from *plain* (a build in flight) if usable."""
-        self.object_path = self._checked(build_kernel(unit, race_check=self.race_check))
+        self.object_path = self._checked(build_kernel(unit, race_check=self.race_check), self.race_check)
         self.static_shared_bytes = static_shared_bytes(self.object_path)
         if self.static_shared_bytes > MAX_SHARED_BYTES:
             self.object_path.unlink(missing_ok=True)
@@ -218,11 +219,14 @@ class CpuKernel:
         return None
 
     @staticmethod
-    def _checked(path: Path) -> Path:
-        """*path* once the object wall accepts it; a refused object is dropped from the compile
+    def _checked(path: Path, instrumented: bool = False) -> Path:
+        """*path* once the object wall accepts it (and, for the race-checked object, the check
+        that every function is *instrumented*); a refused object is dropped from the compile
         cache, so that hostile texts cannot fill the disk with objects of up to the size cap each."""
         try:
             check_kernel_object(path)
+            if instrumented:
+                check_instrumented(path)
         except SubmissionError:
             path.unlink(missing_ok=True)
             raise

@@ -2,9 +2,10 @@
 
 How a case runs:
 
-1. The parent resolves the submission's launch plan for the case (`resolve_plan`) and compiles the
-   text with NVRTC (`nvrtc_compile`, cached) to a cubin for the GPU's exact architecture, or to PTX
-   for the newest virtual architecture NVRTC knows when it has no cubin target for that GPU.
+1. The parent resolves the submission's launch plan for the case (`resolve_plan`) and compiles its
+   device text, what the emulator builds too, with NVRTC (`nvrtc_gate`, cached) to a cubin for the
+   GPU's exact architecture, or to PTX for the newest virtual architecture NVRTC knows when it has
+   no cubin target for that GPU.
 2. A long-lived child process (a fresh interpreter; one per GPU per parent process, shared by
    every `CudaKernel`) loads the code with `cupy.RawModule(path=...)` and allocates every buffer
    with 256 canary bytes before and after it. Inputs are copied in; outputs and poisoned scratch
@@ -71,7 +72,8 @@ import numpy as np
 from .buffers import Poison, case_digest, initial_bytes, numpy_dtype
 from .cases import RunCase, parse_schedule
 from .errors import InfrastructureError
-from .nvrtc import nvrtc_compile, nvrtc_supported_archs
+from .nvrtc import nvrtc_supported_archs
+from .nvrtc_gate import nvrtc_gate
 from .plan import ResolvedPlan, resolve_plan
 from .results import RunResult
 from .submission import Submission, parse_submission
@@ -510,7 +512,7 @@ class CudaKernel:
             submission = parse_submission(submission)
         self.submission = submission
         self.device = device
-        nvrtc_compile(submission.source, names=submission.symbols)  # the compile gate, cached
+        nvrtc_gate(submission)  # the compile gate, cached
         self._images: dict[int, tuple[str, str, bytes]] = {}
 
     def _image(self, capability: int) -> tuple[str, str, bytes, dict[str, str]]:
@@ -518,11 +520,9 @@ class CudaKernel:
         *symbols* maps each launched kernel and bound `__constant__` array to its lowered name."""
         if capability not in self._images:
             supported = nvrtc_supported_archs()
-            source = self.submission.source
-            names = self.submission.symbols
             if capability in supported:
                 arch = f"sm_{capability}"
-                compiled = nvrtc_compile(source, arch=arch, names=names)
+                compiled = nvrtc_gate(self.submission, arch=arch)
                 kind, image = "cubin", compiled.cubin
             else:
                 older = [a for a in supported if a <= capability]
@@ -531,7 +531,7 @@ class CudaKernel:
                         f"NVRTC supports architectures {supported}, none usable on compute "
                         f"capability {capability}; install a matching nvidia-cuda-nvrtc")
                 arch = f"compute_{max(older)}"
-                compiled = nvrtc_compile(source, arch=arch, names=names)
+                compiled = nvrtc_gate(self.submission, arch=arch)
                 kind, image = "ptx", compiled.ptx.encode()
             self._images[capability] = (f"{self.submission.sha256}-{arch}", kind, image, compiled.lowered)
         return self._images[capability]

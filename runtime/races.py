@@ -17,6 +17,7 @@ and state kept through atomics are still found.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -116,24 +117,34 @@ def describe_state(detail: str, symbol_at) -> str:
 _INSPECT_LIMITS = Limits(wall_s=10.0, cpu_s=5, memory_bytes=256 << 20, file_bytes=1 << 20)
 
 
-def _binutils(tool: str, args: list[str], object_path: Path) -> str:
-    """*tool*'s stdout on a copy of the object, in a bounded child; "" when it is missing or fails."""
+def binutils(tool: str, args: list[str], object_path: Path, *, required: bool = False,
+             capture_bytes: int = _INSPECT_LIMITS.capture_bytes) -> str:
+    """*tool*'s stdout on a copy of the object, in a bounded child, up to *capture_bytes*; "" when
+    it is missing or fails. Where the answer is *required*, a missing tool or a failure is an
+    InfrastructureError, and a limit hit the kernel's CompileError (its object is what took so long)."""
     exe = shutil.which(tool)
     if not exe:
+        if required:
+            raise InfrastructureError(f"{tool} was not found: race-checked kernels need it (apt-get install binutils)")
         return ""
+    limits = dataclasses.replace(_INSPECT_LIMITS, capture_bytes=capture_bytes)
     with private_dir("mg-inspect-") as work:
         shutil.copyfile(object_path, work / "kernel.so")
         try:
-            proc = run_bounded([exe, *args, "kernel.so"], what=tool, limits=_INSPECT_LIMITS, cwd=work)
+            proc = run_bounded([exe, *args, "kernel.so"], what=tool, limits=limits, cwd=work)
         except CompileError:
+            if required:
+                raise
             return ""
+    if proc.returncode != 0 and required:
+        raise InfrastructureError(f"{tool} failed on a kernel object: {proc.stderr.decode(errors='replace')[-300:]}")
     return proc.stdout.decode(errors="replace") if proc.returncode == 0 else ""
 
 
 def source_line(object_path: Path, pc: int) -> int | None:
     """The submission's line of the instruction at offset *pc* of the object, if its line table
     (the race-checked build's `-g1`) says; the instrumentation call returns just after the access."""
-    out = _binutils("addr2line", [f"{max(pc - 1, 0):#x}", "-e"], object_path)
+    out = binutils("addr2line", [f"{max(pc - 1, 0):#x}", "-e"], object_path)
     match = re.search(r"submission\.cu(?:\.cpp)?:(\d+)", out)
     return int(match.group(1)) if match else None
 
@@ -141,7 +152,7 @@ def source_line(object_path: Path, pc: int) -> int | None:
 def _data_symbols(object_path: Path) -> list[tuple[int, int, str]]:
     """(address, size, demangled name) of the object's defined data symbols."""
     found = []
-    for line in _binutils("nm", ["-S", "-C", "--defined-only"], object_path).splitlines():
+    for line in binutils("nm", ["-S", "-C", "--defined-only"], object_path).splitlines():
         parts = line.split(maxsplit=3)
         if len(parts) == 4 and parts[2] in "bBdD":
             found.append((int(parts[0], 16), int(parts[1], 16), parts[3]))

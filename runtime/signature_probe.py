@@ -5,7 +5,7 @@ type names. Public code also spells parameters through its own names: `typedef f
 `#define floatX float` under `#if`, `using T = ...`, and template parameters (`const T* in` in
 `reduce<256, float>`). The compiler resolves all of these the same way for any spelling, so the
 parser asks it instead of imitating it: the translation unit the emulator would build (the
-emulation header, the CUDA macros, the submission) is followed by one declaration per kernel,
+emulation header, the submission's device text) is followed by one declaration per kernel,
 
     template <class F> struct __mg_show;
     __mg_show<decltype(reduce<256, float>)> __mg_probe_0;
@@ -30,14 +30,13 @@ from typing import NamedTuple
 from .bounded import private_dir, run_bounded
 from .errors import SubmissionError
 from .headers import ALLOWED_INCLUDE_LINE
-from .preprocessed import emulator_macros
 from .redact import redact_log
 from .toolchain import KERNEL_LIMITS, cache_dir, compiler, header_path, kernel_flags, runtime_version
 
 __all__ = ["ProbeError", "kernel_types", "split_top_level"]
 
 #: Bumped whenever what a probe answers changes: it names the remembered answers.
-_PROBE_VERSION = "2"
+_PROBE_VERSION = "3"
 _SOURCE = "submission.cu"
 _PROBES = "mutagym-probe"
 _ANSWER = re.compile(r"'__mg_show<void ?\((?P<params>.*)\)> __mg_probe_(?P<index>\d+)' has incomplete type")
@@ -54,8 +53,9 @@ class ProbeError(NamedTuple):
 
 def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | ProbeError]:
     """For each expression of *kernels* (a kernel's name, or a template kernel's instantiation
-    such as `sgemm<32, 32, 8>`), the canonical C++ spelling of each of its parameter types, in
-    order; or, where g++ cannot name the function, a `ProbeError`.
+    such as `sgemm<32, 32, 8>`), the canonical C++ spelling of each of its parameter types in
+    *source* (a submission's device text, `preprocessed.check_preprocessed`), in order; or, where
+    g++ cannot name the function, a `ProbeError`.
 
     Raises SubmissionError when g++ hits one of its limits on the text. Answers are remembered on
     disk (`toolchain.cache_dir`), by the text, the kernels, the flags and the emulator's sources:
@@ -80,9 +80,8 @@ def kernel_types(source: str, kernels: Sequence[str]) -> list[list[str] | ProbeE
 def _probe(source: str, kernels: Sequence[str], flags: tuple[str, ...]) -> list[list[str] | ProbeError]:
     """`kernel_types` without the cache: one g++ run."""
     body = ALLOWED_INCLUDE_LINE.sub("", source)
-    defines = "".join(f"#define {name} {value}\n" for name, value in emulator_macros().items())
     probes = "".join(f"__mg_show<decltype({k})> __mg_probe_{i};\n" for i, k in enumerate(kernels))
-    text = (f'{defines}#line 1 "{_SOURCE}"\n{body}\n#line 1 "{_PROBES}"\n'
+    text = (f'#line 1 "{_SOURCE}"\n{body}\n#line 1 "{_PROBES}"\n'
             f"template <class F> struct __mg_show;\n{probes}")
     with private_dir("mg-probe-") as folder:
         (folder / "probe.cpp").write_text(text)

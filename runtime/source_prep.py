@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .headers import CCCL_HEADERS, PIPELINE_HEADERS, PIPELINE_TYPES, RUNTIME_HEADERS, STANDARD_HEADERS
 
-__all__ = ["prepare_for_nvrtc", "STRIPPED_HEADERS"]
+__all__ = ["prepare_for_nvrtc", "PRELUDE_MACROS", "STRIPPED_HEADERS"]
 
 #: Headers whose `#include` lines are replaced by an empty line.
 STRIPPED_HEADERS = STANDARD_HEADERS + RUNTIME_HEADERS
@@ -127,6 +127,12 @@ _STD_MATH_NAMES = (
 _STD_MATH = "namespace std { " + " ".join(f"using ::{name};" for name in _STD_MATH_NAMES) + " }"
 #: `<cstring>`'s two device functions (NVRTC has them built in, globally).
 _STD_STRING = "namespace std { using ::memcpy; using ::memset; }"
+
+
+#: Every macro the prelude defines: the emulator's build defines each of them as well, so these
+#: are the C library's macros a text may name (`preprocessed.refused_emulator_macros`).
+PRELUDE_MACROS = frozenset(name for group in (_CUDART_MACROS, _INT_MACROS, _LIMIT_MACROS, _FLOAT_MACROS,
+                                              _MATH_MACROS) for name, _ in group)
 
 
 def _defines(macros: tuple[tuple[str, str], ...]) -> list[str]:

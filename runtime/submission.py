@@ -256,6 +256,9 @@ class Submission:
     includes: tuple[str, ...]
     inout: tuple[InOut, ...] = ()
     constants: tuple[ConstantBinding, ...] = ()
+    #: What NVRTC and the emulator compile: the text as the preprocessing check left it, its own
+    #: macros resolved (`preprocessed.check_preprocessed`).
+    device_text: str = field(default="", repr=False)
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -369,13 +372,13 @@ def _parse_text(text: str) -> Submission:
                                   f"{seen[s.name]} and {s.line})", line=s.line, where="scratch")
         seen[s.name] = s.line
     _check_fills(launches, inout)
-    check_preprocessed(text)
-    table.resolve()   # the compiler reads the text only once the checks above have passed it
+    device_text = check_preprocessed(text)
+    table.resolve(device_text)   # the compiler reads the text only once the checks above have passed it
     return Submission(source=text, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
                       launches=launches, scratch=scratch, kernels=table.signatures,
-                      uses_barriers=_BARRIER.search(scan.code) is not None
+                      uses_barriers=_BARRIER.search(strip_comments_and_strings(device_text)) is not None
                       or any(h.startswith("cooperative_groups") for h in includes), includes=includes,
-                      inout=inout, constants=constants)
+                      inout=inout, constants=constants, device_text=device_text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -956,7 +959,6 @@ class _KernelTable:
     the text where it can, else from the compiler (`signature_probe`)."""
 
     def __init__(self, scan: _Scan):
-        self.source = scan.source
         self.definitions = _kernel_definitions(scan)
         self.macros = {m["rest"].split("(")[0].split()[0] for m in _DIRECTIVE.finditer(scan.code)
                        if m["name"] == "define" and m["rest"].split()}
@@ -1036,12 +1038,13 @@ class _KernelTable:
                                   "empty argument", where=where, line=line)
         return normalized
 
-    def resolve(self) -> None:
-        """Ask the compiler for the signatures `bind` left open, and check the launches."""
+    def resolve(self, device_text: str) -> None:
+        """Ask the compiler for the signatures `bind` left open (in *device_text*, what it will
+        build), and check the launches."""
         if not self._pending:
             return
         kernels = list(self._pending)
-        for kernel, types in zip(kernels, kernel_types(self.source, kernels)):
+        for kernel, types in zip(kernels, kernel_types(device_text, kernels)):
             definition, launches = self._pending[kernel]
             where, line = f"launch {launches[0].index}", launches[0].line
             if isinstance(types, ProbeError):

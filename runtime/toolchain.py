@@ -229,15 +229,26 @@ def _header_path(flags: tuple[str, ...]) -> Path:
     return folder / EMULATION_HEADER
 
 
-def kernel_build_steps(header: Path, flags: tuple[str, ...], race: bool) -> list[list[str]]:
+def context_object(flags: tuple[str, ...]) -> Path:
+    """What the runner calls in a kernel object while it loads it (csrc/mg_context.cpp), compiled
+    once per set of kernel *flags* on its own, never with a submission's text, and never
+    instrumented (it runs before any check is set up); every kernel object links it in."""
+    plain = tuple(f for f in flags if f not in RACE_FLAGS)
+    target = header_path(plain).with_name("mg_context.o")
+    return _locked_build(target, lambda tmp: _run(
+        [compiler(), *plain, "-c", "-o", str(tmp), str(CSRC / "mg_context.cpp")], "the kernel context object"))
+
+
+def kernel_build_steps(header: Path, context: Path, flags: tuple[str, ...], race: bool) -> list[list[str]]:
     """The commands that turn `submission.cu.cpp` into `kernel.so` in the current folder, with the
-    precompiled *header*: one g++ run, or for an instrumented build three (compile, take the
-    sanitizer's constructor out of the object, link)."""
+    precompiled *header* and the *context* object: one g++ run, or for an instrumented build three
+    (compile, take the sanitizer's constructor out of the object, link)."""
     if not race:
-        return [[compiler(), *flags, "-include", str(header), "-o", "kernel.so", "submission.cu.cpp", *KERNEL_LINK]]
+        return [[compiler(), *flags, "-include", str(header), "-o", "kernel.so", "submission.cu.cpp", str(context),
+                 *KERNEL_LINK]]
     return [[compiler(), *flags, "-include", str(header), "-c", "-o", "kernel.o", "submission.cu.cpp"],
             [objcopy(), f"--remove-section={SANITIZER_CONSTRUCTOR_SECTION}", "kernel.o"],
-            [compiler(), "-o", "kernel.so", "kernel.o", *KERNEL_LINK]]
+            [compiler(), "-o", "kernel.so", "kernel.o", str(context), *KERNEL_LINK]]
 
 
 def build_kernel(translation_unit: str, *, limits: Limits | None = None,
@@ -255,13 +266,13 @@ def build_kernel(translation_unit: str, *, limits: Limits | None = None,
     target = cache_dir() / f"runtime-{runtime_version()}" / "kernels" / key[:2] / f"{key}.so"
     if KernelCache.touch(target):
         return target
-    header = header_path(flags)
+    header, context = header_path(flags), context_object(flags)
     built = []
 
     def build(tmp: Path) -> None:
         with private_dir("mg-gxx-") as work:
             (work / "submission.cu.cpp").write_text(translation_unit)
-            for step in kernel_build_steps(header, flags, race):
+            for step in kernel_build_steps(header, context, flags, race):
                 proc = run_bounded(step, what="g++", limits=limits or KERNEL_LIMITS, cwd=work)
                 if proc.returncode != 0:
                     log = redact_log(proc.stderr.decode(errors="replace"))

@@ -43,7 +43,7 @@ static __mg_pipe_ring __mg_pipe_rings[__MG_PIPE_THREADS];
 // Poisoned (all ones) before every block; zero once this block's rings were reset.
 __attribute__((section("mg_shared"))) static unsigned __mg_pipe_block_stale;
 
-// The block's static and dynamic shared memory (defined by translate.py's epilogue).
+// The block's static and dynamic shared memory (defined in mg_context.cpp).
 extern "C" void __mg_shared_memory(unsigned char** static_begin, unsigned char** static_end,
                                    unsigned char** dynamic, unsigned long* dynamic_capacity);
 

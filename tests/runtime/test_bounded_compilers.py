@@ -152,7 +152,8 @@ class TestBoundedGxx:
         """The address-space limit leaves room to map the `.gch` (g++ -H marks it with `!`)."""
         (tmp_path / "k.cpp").write_text(TU)
         proc = run_bounded([toolchain.compiler(), *toolchain.KERNEL_FLAGS, "-H", "-include",
-                            str(toolchain.header_path()), "-o", "k.so", "k.cpp", *toolchain.KERNEL_LINK],
+                            str(toolchain.header_path()), "-o", "k.so", "k.cpp",
+                            str(toolchain.context_object(toolchain.KERNEL_FLAGS)), *toolchain.KERNEL_LINK],
                            what="g++", limits=DEFAULT_LIMITS, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr.decode().startswith("! ") and ".gch" in proc.stderr.decode().splitlines()[0]

@@ -241,7 +241,7 @@ def test_executable_stack():
 def test_half_a_gigabyte_of_zeros():
     """A zero-initialised __device__ array is .bss: no file bytes, but 512 MiB mapped at load."""
     refused(unit("__device__ char big[512u << 20];\n", "x[i] + big[i]"),
-            rf"has 536871\d+ bytes \(512\.0 MiB\) of static data \(\.data and \.bss: global and __device__ "
+            rf"has 5369\d{{5}} bytes \(512\.0 MiB\) of static data \(\.data and \.bss: global and __device__ "
             rf"arrays\); at most {MAX_STATIC_DATA_BYTES} bytes \(16\.0 MiB\) are allowed")
 
 
