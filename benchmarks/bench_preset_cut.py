@@ -38,7 +38,8 @@ from mutagym.envs.pool import POOL_PRESET_GENERATORS
 from mutagym.mutants.field import load_field_faults
 from mutagym.mutants.killmatrix import (PRESET_GENERATORS, KillMatrixSettings, load_mutants, preset_draws,
                                         run_killmatrix)
-from mutagym.rewards.generators import GENERATORS, generate_from_id
+from mutagym.rewards.generators import GENERATORS
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.shapes import COSTLY_CLASSES, SHAPE_CLASSES, cost
 from mutagym.substrates.catalog import list_problems, load_problem
 

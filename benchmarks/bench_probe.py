@@ -43,7 +43,7 @@ def run_cases(kernel: FieldKernel, schedules: tuple[str, ...] = ("ascending",)) 
     """`kernel.cases` run in one batch on the emulator against the fp64 reference at the problem's
     tolerance (as `mutagym run` judges one input), under each of `schedules`: a `CaseJudgement`
     per case, by schedule."""
-    from mutagym.rewards.generators import generate_from_id
+    from mutagym.rewards.moves import generate_from_id
     from mutagym.rewards.judging import comparator_for, judge_kernel
     from mutagym.runtime import compile
     from mutagym.substrates.catalog import load_problem

@@ -6,7 +6,7 @@ gate rejects a kernel on an input: its text, the problem, the gate's and its fir
 versions, the stage, thread order and outcome, whether the hardened checker alone would have paid
 it (`checker_alone_false_accept`), and the witness, the failing input's id
 `problem:generator:preset:seed`. Every stage's inputs are such ids (the fresh stage's seeds come
-from the secret stream), so `rewards.generators.generate_from_id` rebuilds the very input.
+from the secret stream), so `rewards.moves.generate_from_id` rebuilds the very input.
 
 The file is named by the text's sha256 and the problem, so a kernel resubmitted is kept once (the
 first record stays). Files are written to a private temporary name and renamed, so processes and

@@ -445,7 +445,7 @@ def candidate_inputs(problem, settings: KillMatrixSettings, extra: Sequence[str]
     class x seed x shape generator (`shape_classes_for`; the class instance is the representative
     of `settings.shape_seeds` draws, `rewards.shapes.representative_seed`), as presets `@<class>`,
     then the input ids of `extra` not drawn already (field faults' witnesses, rebuilt by
-    `rewards.generators.generate_from_id`; an id of another problem raises ValueError).
+    `rewards.moves.generate_from_id`; an id of another problem raises ValueError).
 
     >>> from mutagym.substrates.catalog import load_problem
     >>> ids = [g.id for g in candidate_inputs(load_problem("relu"), KillMatrixSettings(
@@ -476,7 +476,8 @@ def candidate_inputs(problem, settings: KillMatrixSettings, extra: Sequence[str]
 
 
 def _extra_inputs(problem, ids: Sequence[str], drawn: set[str]) -> list:
-    from ..rewards.generators import generate_from_id, parse_input_id
+    from ..rewards.generators import parse_input_id
+    from ..rewards.moves import generate_from_id
     out = []
     for input_id in dict.fromkeys(ids):
         if parse_input_id(input_id)[0] != problem.id:

@@ -5,7 +5,7 @@ serves `benchmarks/probe`, the sets `mutagym leaks export` writes and `mutagym h
 A set is a folder holding `probe.toml` and one `.cu` file per kernel. Every `[[kernel]]` entry names
 its `file`, `problem` (a catalog id) and `expected` (`wrong` or `correct`). A wrong kernel adds `kind`
 (a short tag: the outcome or the fault's name), `fault` (what is wrong) and `witness`, an input id
-`problem:generator:preset:seed` (`rewards.generators.generate_from_id` rebuilds it) on which it fails;
+`problem:generator:preset:seed` (`rewards.moves.generate_from_id` rebuilds it) on which it fails;
 `after` optionally names an input run before the witness in the same batch. A correct kernel adds
 `numerics` and `inputs` (ids it must pass), and optionally `gap` (why it fails today).
 

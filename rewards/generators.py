@@ -1,7 +1,7 @@
 """Input generators: named, seeded recipes that make concrete, reproducible inputs for a problem.
 
 An input is identified by `problem:generator:preset:seed`, and the same id always gives the same
-arrays (`generate_from_id` rebuilds it). Shape targeting is the preset: a named one (`official`,
+arrays (`moves.generate_from_id` rebuilds it). Shape targeting is the preset: a named one (`official`,
 `remainder`, `tiny`, `large_reduction`) or `@<class>`, a shape class of `rewards.shapes` whose
 dims `draw_dims(problem, class, seed)` draws (`relu:normal:@mod4_2:17`): an input is generator +
 preset + seed. Generators are role-aware:
@@ -57,7 +57,7 @@ each family on every shape class, compared as the validity gate compares
 >>> g = generate(load_problem("relu"), "negative_heavy", preset="tiny", seed=1)
 >>> g.id, g.inputs["x"].shape, g.inputs["x"].dtype.name
 ('relu:negative_heavy:tiny:1', (3,), 'float32')
->>> generate_from_id(g.id).inputs["x"].tolist() == g.inputs["x"].tolist()
+>>> generate(load_problem("relu"), "negative_heavy", preset="tiny", seed=1).inputs["x"].tolist() == g.inputs["x"].tolist()
 True
 """
 
@@ -76,7 +76,7 @@ from .shapes import draw_dims
 __all__ = ["ALL_GENERATORS", "DATA_ROLES", "EXP_PROBLEMS", "FAMILIES", "GENERATORS", "GeneratedInput", "describe",
            "ORDINARY_GENERATORS", "dims_preset", "explicit_dims",
            "Generator", "NotApplicable", "OVERFLOW_RANGE", "HUNDREDS_STEP", "PRODUCT_PROBLEMS", "TIE_GRID", "families_for",
-           "generate", "generate_from_id", "parse_input_id", "scale_inputs", "why_not"]
+           "generate", "parse_input_id", "scale_inputs", "why_not"]
 
 AFFINE_ROLES = ("affine_scale", "affine_shift")
 OFFSET_ROLES = ("activation", "logits")
@@ -649,20 +649,6 @@ def parse_input_id(input_id: str) -> tuple[str, str, str, int]:
     if len(parts) != 4 or not parts[3].lstrip("-").isdigit():
         raise ValueError(f"input id {input_id!r} is not of the form 'problem:generator:preset:seed'")
     return parts[0], parts[1], parts[2], int(parts[3])
-
-
-def generate_from_id(input_id: str) -> GeneratedInput:
-    """Rebuild an input from its id (the catalog problem, generator, preset and seed it names);
-    a generator written `name*scale` is `scale_inputs` of that generator's input, one written
-    `name~move~...` that input moved (`rewards.moves`).
-
-    >>> generate_from_id("relu:sign_mixed*300:tiny:0").id
-    'relu:sign_mixed*300:tiny:0'
-    """
-    from ..substrates.catalog import load_problem
-    from .moves import make_input   # moves build on the generators of this module
-    problem_id, generator, preset, seed = parse_input_id(input_id)
-    return make_input(load_problem(problem_id), generator, preset, seed)
 
 
 def scale_inputs(problem: Problem, base: GeneratedInput, scale: float) -> GeneratedInput:

@@ -4,7 +4,7 @@ composes to look for the input on which a given kernel is worst.
 A move acts on the free float inputs (`generators.FREE_ROLES`: data, weights, biases), so every
 constrained role keeps its meaning (probabilities, labels, masks, positive values). A moved
 input is named in its id: the generator field carries the moves after `~`, in the order applied
-(`softmax:normal~scale_1e25~negate:official:3`), so `generators.generate_from_id` rebuilds it and a
+(`softmax:normal~scale_1e25~negate:official:3`), so `generate_from_id` rebuilds it and a
 witness the search found is reproducible. Shapes move through the preset: `=cols=5,rows=1` names
 explicit dims (any inside the problem's declared ranges; `generators.generate`).
 
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..substrates.catalog import Problem
-from .generators import FREE_ROLES, GeneratedInput, _cast, _seed_for, generate, scale_inputs
+from ..substrates.catalog import Problem, load_problem
+from .generators import FREE_ROLES, GeneratedInput, _cast, _seed_for, generate, parse_input_id, scale_inputs
 
-__all__ = ["MOVES", "Move", "make_input", "moves_by_text", "split_moves"]
+__all__ = ["MOVES", "Move", "generate_from_id", "make_input", "moves_by_text", "split_moves"]
 
 _SCALES = ("1e-30", "1e-6", "1e3", "1e6", "3.4e7", "1e12", "1e20", "1e25", "1e30")
 _OFFSETS = ("1e3", "1e7", "-1e7")
@@ -154,3 +154,15 @@ def make_input(problem: Problem, generator: str, preset: str, seed: int) -> Gene
             inputs[spec.name] = _cast(rows.reshape(arr.shape), spec.dtype)
     return GeneratedInput(f"{problem.id}:{generator}:{preset}:{seed}", problem.id, generator, preset, seed,
                           dict(g.dims), inputs)
+
+
+def generate_from_id(input_id: str) -> GeneratedInput:
+    """Rebuild an input from its id (the catalog problem, generator, preset and seed it names);
+    a generator written `name*scale` is `scale_inputs` of that generator's input, one written
+    `name~move~...` that input moved (`rewards.moves`).
+
+    >>> generate_from_id("relu:sign_mixed*300:tiny:0").id
+    'relu:sign_mixed*300:tiny:0'
+    """
+    problem_id, generator, preset, seed = parse_input_id(input_id)
+    return make_input(load_problem(problem_id), generator, preset, seed)

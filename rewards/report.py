@@ -156,7 +156,7 @@ def escape_figure(scores: Mapping[str, Any]):
 def _ref_scale(input_id: str) -> float:
     """mean |reference output| of one input (the output's scale), from the fp64 reference."""
     from ..substrates.catalog import load_problem
-    from .generators import generate_from_id
+    from .moves import generate_from_id
     g = generate_from_id(input_id)
     p = load_problem(input_id.split(":")[0])
     refs = shared_cache().reference(p, g)

@@ -24,7 +24,8 @@ from mutagym.envs.kernel_task import MAX_OBSERVATION_CHARS
 from mutagym.envs.pool import PoolRegistry
 from mutagym.rewards import generators, shapes
 from mutagym.rewards.checker import default_checker
-from mutagym.rewards.generators import ALL_GENERATORS, DATA_ROLES, FAMILIES, GENERATORS, generate_from_id, why_not
+from mutagym.rewards.generators import ALL_GENERATORS, DATA_ROLES, FAMILIES, GENERATORS, why_not
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.shapes import SHAPE_CLASSES, draw_dims, main_dim, shape_classes
 from mutagym.runtime import SubmissionError, parse_submission
 from mutagym.runtime.headers import ALLOWED_HEADERS

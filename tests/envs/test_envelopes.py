@@ -9,7 +9,7 @@ import sys
 
 from mutagym.envs.envelopes import EnvelopeStore, measure_pool_envelopes, read_pool_envelopes
 from mutagym.envs.gate import SCHEDULES
-from mutagym.envs.pool import PoolRegistry, default_pool_file
+from mutagym.envs.pool import PoolRegistry, corner_inputs, default_pool_file
 from mutagym.rewards.checker import InputRef
 from mutagym.substrates.catalog import load_problem
 
@@ -33,7 +33,7 @@ def test_measuring_writes_envelopes_by_input_id_and_resumes(tmp_path):
     pool.write_bytes(gzip.compress(json.dumps(doc).encode()))
     counts = measure_pool_envelopes(pool, schedules=SCHEDULES)
     written = pool.read_bytes()
-    assert counts["relu"] == len(PoolRegistry(pool).get("relu").inputs) > 0
+    assert counts["relu"] == len(PoolRegistry(pool).get("relu").inputs) + len(corner_inputs("relu")) > 0
     assert read_pool_envelopes(pool)["relu"]
     assert measure_pool_envelopes(pool, schedules=SCHEDULES) == counts and pool.read_bytes() == written
 

@@ -42,5 +42,5 @@ def test_eval_judges_with_the_reward_gate_by_default(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     [rec] = json.loads(proc.stdout)
     assert rec["checker"] == default_contract("relu")["gate"] and rec["accepted"]
-    assert rec["gate"]["stages_run"] == ["suite", "pool", "fresh", "search"]
+    assert rec["gate"]["stages_run"] == ["suite", "pool", "corner", "fresh", "search"]
     assert rec["gate"]["checker_alone"]["checker"] == default_checker().version_id

@@ -13,7 +13,7 @@ import pytest
 from mutagym.envs.field_ledger import FieldLedger, read_ledger
 from mutagym.envs.judge import Judge
 from mutagym.rewards.field_faults import load_field_set
-from mutagym.rewards.generators import generate_from_id
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.judging import comparator_for, judge_kernel
 from mutagym.runtime import compile
 from mutagym.substrates.catalog import load_problem

@@ -10,7 +10,7 @@ from mutagym.envs.gate import SCHEDULES
 from mutagym.envs.pool import PoolRegistry
 from mutagym.rewards.envelope import DEFAULT_RULE
 from mutagym.rewards.falsify import SearchBudget, falsify
-from mutagym.rewards.generators import generate_from_id
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.input_cache import InputCache
 from mutagym.rewards.judging import comparator_for
 from mutagym.rewards.validity import check_validity

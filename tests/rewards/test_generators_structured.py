@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import mutagym.rewards.generators as generators_module
-from mutagym.rewards.generators import (GENERATORS, generate, generate_from_id, parse_input_id,
-                                        scale_inputs)
+from mutagym.rewards.generators import GENERATORS, generate, parse_input_id, scale_inputs
+from mutagym.rewards.moves import generate_from_id
 from mutagym.substrates.catalog import list_problems, load_problem
 from mutagym.substrates.schema import evaluate_expression
 

@@ -7,7 +7,8 @@ import pytest
 
 import mutagym.rewards.moves as moves_module
 from mutagym.rewards.checker import InputRef
-from mutagym.rewards.generators import explicit_dims, generate, generate_from_id
+from mutagym.rewards.generators import explicit_dims, generate
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.moves import MOVES, make_input, split_moves
 from mutagym.substrates.catalog import load_problem
 

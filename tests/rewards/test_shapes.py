@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from mutagym.rewards import shapes as shapes_module
-from mutagym.rewards.generators import GENERATORS, generate, generate_from_id
+from mutagym.rewards.generators import GENERATORS, generate
+from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.shapes import (BLOCK_SIZES, LONG_LOOP, ROW_LIMIT, SHAPE_CLASSES, budget, classify, cost,
                                     draw_dims, main_dim, shape_classes, within_budget)
 from mutagym.substrates import list_problems, load_problem

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mutagym.rewards.generators import (ALL_GENERATORS, FAMILIES, GENERATORS, HUNDREDS_STEP, NotApplicable,
-                                        OVERFLOW_RANGE, TIE_GRID, families_for, generate, generate_from_id, why_not)
+                                        OVERFLOW_RANGE, TIE_GRID, families_for, generate, why_not)
+from mutagym.rewards.moves import generate_from_id
 from mutagym.substrates import list_problems, load_problem
 from mutagym.substrates.schema import evaluate_expression
 
