@@ -365,7 +365,7 @@ class CpuKernel:
         ]
         for case in range(start, len(plans)):
             plan = plans[case]
-            lines.append(f"case {len(plan.launches)} {len(plan.constants)}")
+            lines.append(f"case {len(plan.launches)} {len(plan.constants)} {memory.salt(case)}")
             lines += [f"constant {self.constant_arrays[c.symbol][0]} {memory.address_args(case, c.input)} {c.nbytes}"
                       for c in plan.constants]
             for launch in plan.launches:
