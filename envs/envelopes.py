@@ -37,6 +37,8 @@ __all__ = ["EnvelopeStore", "measure_pool_envelopes", "read_pool_envelopes"]
 
 #: Inputs measured per validity run when envelopes are missing (one compile of each correct kernel).
 _BATCH = 64
+#: What a cached envelope holds; 2: the slowest correct kernel's seconds beside the errors.
+CACHE_FORMAT = 2
 
 
 def read_pool_envelopes(path: str | os.PathLike | None) -> dict[str, dict[str, InputEnvelope | None]]:
@@ -112,7 +114,8 @@ class EnvelopeStore:
 
     def _cache_file(self, problem: str) -> Path:
         from ..runtime.toolchain import cache_dir
-        return cache_dir() / "envelopes" / f"{problem}-{_gate_key(load_problem(problem), self.schedules)}.json"
+        key = _gate_key(load_problem(problem), self.schedules)
+        return cache_dir() / "envelopes" / f"{problem}-{key}-{CACHE_FORMAT}.json"
 
     def _read_cache(self, problem: str) -> dict[str, InputEnvelope | None]:
         try:

@@ -75,18 +75,23 @@ def ulp(values: np.ndarray, dtype: np.dtype | str) -> np.ndarray | None:
 @dataclass(frozen=True)
 class InputEnvelope:
     """The correct kernels' error on one input: per output, the largest share `used` of the
-    problem's budget `atol + rtol |ref|` they used (measured at that `atol` and `rtol`)."""
+    problem's budget `atol + rtol |ref|` they used (measured at that `atol` and `rtol`), and
+    `seconds`, the longest any of them ran on it (None where not measured)."""
 
     atol: float
     rtol: float
     used: Mapping[str, float] = field(default_factory=dict)
+    seconds: float | None = None
 
     def as_dict(self) -> dict:
-        return {"atol": self.atol, "rtol": self.rtol, "used": dict(sorted(self.used.items()))}
+        doc = {"atol": self.atol, "rtol": self.rtol, "used": dict(sorted(self.used.items()))}
+        return doc if self.seconds is None else {**doc, "seconds": self.seconds}
 
     @classmethod
     def from_dict(cls, doc: Mapping) -> "InputEnvelope":
-        return cls(float(doc["atol"]), float(doc["rtol"]), {k: float(v) for k, v in doc["used"].items()})
+        seconds = doc.get("seconds")
+        return cls(float(doc["atol"]), float(doc["rtol"]), {k: float(v) for k, v in doc["used"].items()},
+                   None if seconds is None else float(seconds))
 
 
 @dataclass(frozen=True)
@@ -103,20 +108,46 @@ class EnvelopeJudgement:
 class EnvelopeRule:
     """Reject an output whose error exceeds `multiple` times the correct kernels' on the same
     input, never below `ulps` units in the last place of the output's dtype nor below
-    `least_share` of the flat budget."""
+    `least_share` of the flat budget.
+
+    Time has an envelope too: a case may run `time_multiple` times the slowest correct kernel's
+    time on the input, at least `time_floor_s` and at most `time_cap_s` (`timeout_s`), so a
+    correct kernel slower than the catalog's is not cut off by a flat limit on a costly input, and
+    a kernel that hangs on a cheap one is stopped early."""
 
     multiple: float
     ulps: float
     least_share: float
+    time_multiple: float = 16.0
+    time_floor_s: float = 5.0
+    time_cap_s: float = 120.0
 
     def __post_init__(self) -> None:
         if not (self.multiple >= 1 and self.ulps >= 0 and 0 <= self.least_share <= 1):
             raise ValueError(f"EnvelopeRule(multiple={self.multiple!r}, ulps={self.ulps!r}, least_share="
                              f"{self.least_share!r}): the multiple must be >= 1 (a correct kernel must pass "
                              "its own envelope), ulps >= 0 and the least share in [0, 1]")
+        if not (self.time_multiple >= 1 and 0 < self.time_floor_s <= self.time_cap_s):
+            raise ValueError(f"EnvelopeRule(time_multiple={self.time_multiple!r}, time_floor_s="
+                             f"{self.time_floor_s!r}, time_cap_s={self.time_cap_s!r}): the time multiple must "
+                             "be >= 1 and 0 < floor <= cap")
 
     def as_dict(self) -> dict:
-        return {"multiple": self.multiple, "ulps": self.ulps, "least_share": self.least_share}
+        return {"multiple": self.multiple, "ulps": self.ulps, "least_share": self.least_share,
+                "time_multiple": self.time_multiple, "time_floor_s": self.time_floor_s,
+                "time_cap_s": self.time_cap_s}
+
+    def timeout_s(self, envelope: InputEnvelope) -> float | None:
+        """The time a case on this input may take, None where the envelope has no time (the
+        caller's flat limit applies).
+
+        >>> rule = EnvelopeRule(1024.0, 16.0, 1e-4)
+        >>> [rule.timeout_s(InputEnvelope(1e-2, 1e-2, {}, s)) for s in (None, 0.01, 2.0, 60.0)]
+        [None, 5.0, 32.0, 120.0]
+        """
+        if envelope.seconds is None:
+            return None
+        return min(self.time_cap_s, max(self.time_floor_s, self.time_multiple * envelope.seconds))
 
     def share(self, used: float) -> float:
         """The share of the flat budget an output may use where the correct kernels used `used`."""

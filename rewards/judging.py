@@ -123,7 +123,8 @@ class OutputJudgement:
 @dataclass(frozen=True)
 class CaseJudgement:
     """One input under one thread order: its outcome (`OUTCOMES`) and every output's judgement
-    (empty when the run did not finish). The statistics are the worst over the outputs."""
+    (empty when the run did not finish), and the run's `seconds` where the backend measures them.
+    The statistics are the worst over the outputs."""
 
     input_id: str
     schedule: str
@@ -131,6 +132,7 @@ class CaseJudgement:
     outputs: tuple[OutputJudgement, ...] = ()
     message: str = ""
     stdout: str = ""
+    seconds: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -209,16 +211,16 @@ def judge_result(input_id: str, schedule: str, result: Any, references: Mapping[
     if isinstance(result, str):
         return CaseJudgement(input_id, schedule, "launch_error", (), f"launch_error: {result}")
     if isinstance(result, Mapping):
-        outputs, stdout = result, ""
+        outputs, stdout, seconds = result, "", None
     elif getattr(result, "outcome", None) is None:
         raise TypeError(f"a run must give an outputs dict or a RunResult, got {type(result).__name__}")
     elif not result.ok:
         return CaseJudgement(input_id, schedule, result.outcome, (),
-                             f"{result.outcome}: {result.message}".rstrip(": "), result.stdout)
+                             f"{result.outcome}: {result.message}".rstrip(": "), result.stdout, result.seconds)
     else:
-        outputs, stdout = result.outputs, result.stdout
+        outputs, stdout, seconds = result.outputs, result.stdout, result.seconds
     outcome, judged, message = judge_outputs(outputs, references, comparator, measure=measure, envelope=envelope)
-    return CaseJudgement(input_id, schedule, outcome, judged, message, stdout)
+    return CaseJudgement(input_id, schedule, outcome, judged, message, stdout, seconds)
 
 
 def judge_kernel(kernel, problem: Problem, inputs: Sequence[GeneratedInput], comparator: Comparator,
@@ -251,7 +253,10 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
     compute most inputs exactly as the substrate does). A launch plan refused for some case is that
     case's `launch_error` and the others still run. A kill-matrix worker passes prepared cases
     (read-only inputs it keeps in device memory) and prepared `Reference`s. `envelopes`, one per
-    case (None for a case without one), hold each input's envelope and the rule to judge it by."""
+    case (None for a case without one), hold each input's envelope and the rule to judge it by; a case
+    whose envelope has a time runs under the rule's limit for it (`EnvelopeRule.timeout_s`)."""
+    if envelopes is not None:
+        cases = [_timed(case, envelope) for case, envelope in zip(cases, envelopes)]
     runs = _run(kernel, list(cases), list(schedules), timeout_s)
     out: dict[str, list[CaseJudgement]] = {}
     first = JudgedOutputs()   # each case's outputs and judgements in the orders run so far
@@ -261,7 +266,7 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
             if not isinstance(result, str) and result.ok:
                 earlier = first.find(input_id, result.outputs) or (seen and seen.find(input_id, result.outputs))
                 if earlier:
-                    judged.append(replace(earlier, schedule=schedule, stdout=result.stdout))
+                    judged.append(replace(earlier, schedule=schedule, stdout=result.stdout, seconds=result.seconds))
                     continue
             judged.append(judge_result(input_id, schedule, result, references[i], comparator, measure=measure,
                                        envelope=envelopes[i] if envelopes is not None else None))
@@ -271,6 +276,12 @@ def judge_cases(kernel, ids: Sequence[str], cases: Sequence[RunCase],
                     seen.keep(input_id, result.outputs, judged[-1])
         out[schedule] = judged
     return out
+
+
+def _timed(case: RunCase, envelope: Envelope | None) -> RunCase:
+    """`case` with its time envelope's limit, where it has one and no limit of its own."""
+    limit = envelope[0].timeout_s(envelope[1]) if envelope is not None else None
+    return case if limit is None or case.timeout_s is not None else replace(case, timeout_s=limit)
 
 
 class JudgedOutputs:

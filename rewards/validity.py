@@ -49,8 +49,9 @@ class InputValidity:
 
     `max_abs`, `max_rel` and `tolerance_used` are the worst over every correct kernel, output and
     schedule that ran to completion, `used` the worst `tolerance_used` per output (the input's
-    envelope, `envelope`); `failures` lists every (kernel, schedule, output, message) that
-    failed, `reason` is the first of them as one line.
+    envelope, `envelope`), `seconds` the longest run where the backend measures it; `failures`
+    lists every (kernel, schedule, output, message) that failed, `reason` is the first of them as
+    one line.
     """
 
     input: GeneratedInput
@@ -61,6 +62,7 @@ class InputValidity:
     tolerance_used: float = 0.0
     used: dict[str, float] = field(default_factory=dict)
     failures: list[tuple[str, str, str, str]] = field(default_factory=list)
+    seconds: float | None = None
 
     @property
     def id(self) -> str:
@@ -68,6 +70,8 @@ class InputValidity:
 
     def record(self, kernel: str, case: CaseJudgement) -> None:
         """Take one correct kernel's judgement of this input under one order."""
+        if case.seconds is not None:
+            self.seconds = max(self.seconds or 0.0, case.seconds)
         if not case.outputs:
             self._fail(kernel, case.schedule, "", case.message)
         for out in case.outputs:
@@ -98,7 +102,7 @@ class InputValidity:
                 share = comparator.tolerance_used(rounded, references[name])
                 if comparator.compare(rounded, references[name]).passed:
                     used[name] = max(used[name], share)
-        return InputEnvelope(comparator.atol, comparator.rtol, used)
+        return InputEnvelope(comparator.atol, comparator.rtol, used, self.seconds)
 
     def _fail(self, kernel: str, schedule: str, output: str, message: str) -> None:
         self.failures.append((kernel, schedule, output, message))

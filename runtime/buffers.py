@@ -40,7 +40,8 @@ made a no-op for a sum) is wrong on some case of any batch of a few cases, and a
 verdict never depends on it. Limits: one case is one draw (a `large-` poison is `fmaxf`'s identity
 too); random bits can be small numbers, so under `bits` an element never written whose reference
 is near zero can pass; the poison is a function of the case, not a secret (the fresh draws of the
-gate are). Shared memory is poisoned by the runner (all-ones bytes), not here.
+gate are). Shared memory is poisoned by the runner at every block start, with a family drawn per
+case from `DeviceMemory.salt` (all-ones bytes, a large finite value of either sign, random bits).
 """
 
 from __future__ import annotations
@@ -324,8 +325,10 @@ class DeviceMemory:
         """Copy in the inputs and fill outputs and scratch (`initial_bytes`: poison, zeros, a fill,
         an input's copy), with the poison around each buffer's data; keep each writable buffer's
         pages as filled (the runner maps inputs' pages read-only: they never need restoring)."""
+        self._digests = []
         for case, (plan, case_inputs) in enumerate(zip(self.plans, inputs)):
             digest = case_digest(plan.buffers, case_inputs)
+            self._digests.append(digest)
             for buf in plan.buffers:
                 p, poison = self.placements[case][buf.name], Poison(digest, buf.name, buf.dtype)
                 start, end, stop = p.region[0], p.offset + p.nbytes, p.region[1]
@@ -338,6 +341,12 @@ class DeviceMemory:
                 else:
                     data[:] = initial_bytes(buf, poison, case_inputs)
                     self._initial.append((start, view.copy()))
+
+    def salt(self, case: int) -> int:
+        """A 64-bit draw from the case's digest for what the runner leaves to chance as a GPU does
+        (the clock's start and step, shared memory's content at block start): the same case
+        draws the same in any batch, and no fixed value tells the emulator apart."""
+        return int.from_bytes(hashlib.sha256(self._digests[case] + b"\0device draws").digest()[:8], "little")
 
     def reset(self) -> None:
         """Outputs and scratch back to their initial contents, for another run of the same batch

@@ -26,12 +26,16 @@ class RunCase:
     Outputs (and poisoned scratch, and the bytes around every buffer) start as poison drawn from a
     digest of the case's inputs and output specs (`buffers.case_digest`; `buffers.initial_output`
     gives an output's): the same case gets the same bytes in any batch, on either backend.
+
+    `timeout_s`, when set, is this case's own time limit (the batch's `timeout_s` otherwise): the
+    reward gate gives each input a measured multiple of the slowest correct kernel's time on it.
     """
 
     inputs: dict[str, np.ndarray]
     outputs: dict[str, tuple[tuple[int, ...], str]]
     dims: dict[str, int] = field(default_factory=dict)
     scalars: dict[str, float] = field(default_factory=dict)
+    timeout_s: float | None = None
 
 
 def parse_schedule(schedule: str) -> tuple[str, int | None]:

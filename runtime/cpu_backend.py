@@ -270,7 +270,8 @@ class CpuKernel:
             for schedule, (order, seed) in zip(schedules, orders):
                 if runs:
                     memory.reset()
-                runs[schedule] = self._run_all(cases, plans, memory, _ORDERS.index(order), seed or 0, timeout_s)
+                runs[schedule] = self._run_all(cases, plans, memory, _ORDERS.index(order), seed or 0,
+                                               _case_timeouts(cases, timeout_s))
             return runs
         finally:
             _resident.give_back(memory)
@@ -299,14 +300,14 @@ class CpuKernel:
         return [*chunks, range(first, len(plans))]
 
     def _run_all(self, cases, plans, memory: DeviceMemory, kind: int, seed: int,
-                 timeout_s: float) -> list[RunResult]:
+                 timeouts: list[float]) -> list[RunResult]:
         results: list[RunResult | None] = [None] * len(cases)
         printed: dict[int, str] = {}
         start = 0
         while start < len(cases):
             with self._object_files() as objects:
-                request = self._request(plans, memory, objects, start, kind, seed, timeout_s)
-                self._run_child(request, (memory.fd, *objects), memory, start, results, printed, timeout_s)
+                request = self._request(plans, memory, objects, start, kind, seed, timeouts)
+                self._run_child(request, (memory.fd, *objects), memory, start, results, printed, timeouts)
             if results[start] is None:   # every way a child ends gives its first case a result
                 raise InfrastructureError(f"the kernel runner gave case {start} no result")
             while start < len(cases) and results[start] is not None:
@@ -338,9 +339,9 @@ class CpuKernel:
 
     # ------------------------------------------------------------------ request
     def _request(self, plans, memory: DeviceMemory, objects: tuple[int, ...], start: int, kind: int,
-                 seed: int, timeout_s: float) -> str:
+                 seed: int, timeouts: list[float]) -> str:
         max_threads = max(l.block[0] * l.block[1] * l.block[2] for p in plans for l in p.launches)
-        cpu_seconds = int(timeout_s * (len(plans) - start)) + 2
+        cpu_seconds = int(timeouts[start] + sum(timeouts[start:])) + 2    # loading, then every case
         lines = [
             "mutagym-run 1",
             f"object {objects[0]}",
@@ -364,7 +365,7 @@ class CpuKernel:
         ]
         for case in range(start, len(plans)):
             plan = plans[case]
-            lines.append(f"case {len(plan.launches)} {len(plan.constants)}")
+            lines.append(f"case {len(plan.launches)} {len(plan.constants)} {memory.salt(case)}")
             lines += [f"constant {self.constant_arrays[c.symbol][0]} {memory.address_args(case, c.input)} {c.nbytes}"
                       for c in plan.constants]
             for launch in plan.launches:
@@ -390,7 +391,7 @@ class CpuKernel:
 
     # ------------------------------------------------------------------ child
     def _run_child(self, request: str, pass_fds: tuple[int, ...], memory: DeviceMemory, start: int,
-                   results: list, printed: dict, timeout_s: float) -> None:
+                   results: list, printed: dict, timeouts: list[float]) -> None:
         """Run cases from *start* in one runner, filling *results* and *printed* from what it reports
         and how it ends (runner_reports.py says which of its lines are believed). Returns with a
         result for case *start* at least, or raises InfrastructureError for mutagym's own failure."""
@@ -403,8 +404,8 @@ class CpuKernel:
             proc.stdin.write(request.encode())
             proc.stdin.close()
             reader = LineReader(proc.stdout.fileno())
-            deadline = time.monotonic() + max(timeout_s, 5.0) + 10.0  # set-up, then per phase
-            budget = _CaseBudget(proc.pid, timeout_s)
+            deadline = time.monotonic() + max(timeouts[start], 5.0) + 10.0  # set-up, then per phase
+            budget = _CaseBudget(proc.pid, timeouts[start])
             while True:
                 line = reader.next_line(deadline)
                 if line is None and channel.kernel_may_run and (later := budget.extended()) is not None:
@@ -419,7 +420,8 @@ class CpuKernel:
                         _fill_rest(results, channel.next_case, RunResult(
                             "timeout", message="the kernel's object did not finish loading"))
                     else:
-                        results[channel.next_case] = RunResult("timeout", message=budget.describe())
+                        results[channel.next_case] = RunResult("timeout", message=budget.describe(),
+                                                               seconds=budget.used())
                     break
                 if line == b"":       # end of output: the child exited
                     break
@@ -437,11 +439,13 @@ class CpuKernel:
                 if report.kind in ("loading", "ready"):
                     if report.kind == "loading":
                         _note_root(channel.root)
-                    deadline = budget.restart()
+                    deadline = budget.restart(timeouts[channel.next_case])
                 elif report.kind == "result":
                     results[report.case] = self._result(report.outcome, report.detail, memory, report.case)
+                    results[report.case].seconds = budget.used()
                     faulted = report.outcome != "ok"
-                    deadline = budget.restart()
+                    if channel.next_case < len(results):
+                        deadline = budget.restart(timeouts[channel.next_case])
                 elif report.kind == "unloadable":   # the kernel's object did not load: the same in every child
                     ended_by_us = True
                     reason = f": {report.detail}" if report.detail else ""
@@ -606,15 +610,24 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS    # utime, stime (fields 14, 15)
 
 
+def _case_timeouts(cases: Sequence[RunCase], timeout_s: float) -> list[float]:
+    """Each case's time limit: its own (`RunCase.timeout_s`), else the batch's."""
+    timeouts = [timeout_s if c.timeout_s is None else c.timeout_s for c in cases]
+    if not all(t > 0 for t in timeouts):
+        raise ValueError(f"a case's timeout must be positive, got {min(timeouts)!r}")
+    return timeouts
+
+
 class _CaseBudget:
     """The timeout of one phase of a run (loading, then each case) in the runner's CPU time."""
 
     def __init__(self, pid: int, timeout_s: float):
-        self.pid, self.timeout_s = pid, timeout_s
-        self.restart()
+        self.pid = pid
+        self.restart(timeout_s)
 
-    def restart(self) -> float:
-        """Start a phase now; returns its first (wall-clock) deadline."""
+    def restart(self, timeout_s: float) -> float:
+        """Start a phase of `timeout_s` now; returns its first (wall-clock) deadline."""
+        self.timeout_s = timeout_s
         self.wall0, self.cpu0 = time.monotonic(), _cpu_seconds(self.pid) or 0.0
         return self.wall0 + self.timeout_s
 

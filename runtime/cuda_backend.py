@@ -541,7 +541,8 @@ class CudaKernel:
         """Run every case in order and return one `RunResult` per case.
 
         *schedule* is checked (`ascending`, `descending`, `shuffled[:seed]`) and then ignored: a
-        GPU has no thread order to choose. *timeout_s* bounds each case (all its launches).
+        GPU has no thread order to choose. *timeout_s* bounds each case (all its launches) that
+        has no `RunCase.timeout_s` of its own.
 
         Raises:
             LaunchError: the plan does not fit a case; raised before anything runs.
@@ -566,7 +567,8 @@ class CudaKernel:
                 worker.ensure_started()
                 key, kind, image, symbols = self._image(worker.capability)
                 job = _build_job(plan, case, key, kind, image, symbols)
-                results.append(self._run_one(worker, job, plan, timeout_s))
+                results.append(self._run_one(worker, job, plan, timeout_s if case.timeout_s is None
+                                             else case.timeout_s))
         return results
 
     @staticmethod

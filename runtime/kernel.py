@@ -35,7 +35,8 @@ class Kernel:
 
     def run_batch(self, cases: Sequence[RunCase], *, schedule: str = "ascending",
                   timeout_s: float = 10.0) -> list[RunResult]:
-        """Run every case; `timeout_s` applies to each case. One result per case, in order."""
+        """Run every case; `timeout_s` applies to each case without a `RunCase.timeout_s` of its
+        own. One result per case, in order."""
         if not cases:
             return []
         return self._impl.run_batch(list(cases), schedule=schedule, timeout_s=timeout_s)

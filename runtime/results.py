@@ -18,12 +18,15 @@ class RunResult:
     `outputs` holds one numpy array per requested output (poison where the kernel never wrote);
     it is empty when the run did not finish. `message` explains any outcome other than `ok`
     (which launch, block and thread, which buffer); `stdout` is what device `printf` wrote.
+    `seconds` is the case's own run time where the backend measures it (the CPU emulator: the
+    runner's CPU time, to the kernel clock's tick): what a time envelope is measured from.
     """
 
     outcome: str
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     message: str = ""
     stdout: str = ""
+    seconds: float | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:

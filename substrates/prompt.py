@@ -113,6 +113,9 @@ def _judged_by(gate: dict) -> list[str]:
     lines.append(f"Each output must also stay within {env['multiple']:g}x the largest error the reference kernels "
                  f"(and the reference in float32) make on that input, or {env['least_share']:g} of the tolerance "
                  f"budget, or {env['ulps']:g} ulps.")
+    lines.append(f"A case may take {env['time_multiple']:g}x the CPU time the slowest reference kernel takes on "
+                 f"it in the CPU emulator, at least {env['time_floor_s']:g} s and at most {env['time_cap_s']:g} s "
+                 "(a case without a measured time: the flat per-case limit); past that it is a timeout.")
     lines.append(f"Then a search of up to {search['candidates']} cases seeks the input where your kernel is "
                  "worst, applying to the cases above, in any combination, these moves (to data, weight and bias "
                  f"inputs; rows along the last dim) or any dim in its range (at most {search['max_elements']:,} "

@@ -9,8 +9,9 @@
  * Cache-hinted loads (__ldg, __ldcg, ...) and stores (__stcg, ...) are plain accesses.
  * Fences are compiler barriers (cooperatively scheduled fibers on one OS thread are sequentially
  * consistent) that the race detector sees as releases. __nanosleep and __prof_trigger do nothing.
- * clock()/clock64() return a counter that increases by 16 on every call (shared by all threads),
- * not time: durations measured with them are meaningless, orderings are monotonic.
+ * clock()/clock64() return the runner's counter (`__mg_clock`, shared by all threads): it starts at
+ * a value drawn per case and grows by a step drawn per case, so orderings are monotonic and no
+ * value or difference is one a kernel could recognise the emulator by; it is not time.
  * __trap() and __brkpt() execute a trap instruction (the run ends as a crash).
  */
 #pragma once
@@ -164,11 +165,10 @@ static inline void __prof_trigger(int) {}
 static inline void __trap(void) { __builtin_trap(); }
 static inline void __brkpt(void) { __builtin_trap(); }
 
-/* Zero-initialised (.bss): no initialiser runs. */
-static unsigned long long __mg_clock_counter;
-static inline long long clock64(void) { return (long long)(__mg_clock_counter += 16u); }
+extern "C" unsigned long long __mg_clock(void);    /* runner.cpp: the case's counter */
+static inline long long clock64(void) { return (long long)__mg_clock(); }
 /* clock() has C linkage and libc's signature so that it agrees with <time.h> whether that is
  * included before, after, or not at all; always inlined, so libc's clock is never called. */
 extern "C" inline __attribute__((visibility("hidden"), always_inline)) long clock(void) noexcept {
-    return (long)(__mg_clock_counter += 16u);
+    return (long)__mg_clock();
 }

@@ -135,6 +135,7 @@ struct Case {
     Launch* launches;
     int nconstants;
     ConstantCopy* constants;
+    unsigned long long salt;    // drawn from the case's digest: what a GPU leaves to chance
 };
 
 static int g_ncases, g_first_case;
@@ -695,14 +696,31 @@ extern "C" __attribute__((visibility("default"))) unsigned long long __mg_warp_o
 static char* g_print_buf;
 static size_t g_print_cap, g_print_len;
 
-extern "C" __attribute__((visibility("default"))) int __mg_printf(const char* fmt, ...) {
-    if (!g_print_buf || g_print_len >= g_print_cap) return 0;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(g_print_buf + g_print_len, g_print_cap - g_print_len, fmt, ap);
-    va_end(ap);
-    if (n > 0) g_print_len += (size_t)n < g_print_cap - g_print_len ? (size_t)n : g_print_cap - g_print_len - 1;
+// CUDA's printf returns the number of arguments its format parsed (0 with none, -1 for a NULL
+// format), not C's count of characters: a kernel may branch on it, so it gets the GPU's value.
+static int printf_arguments(const char* fmt) {
+    int n = 0;
+    for (const char* p = fmt; *p; p++) {
+        if (*p != '%') continue;
+        if (*++p == '%') continue;
+        for (; *p && !strchr("diouxXeEfFgGaAcspn", *p); p++)
+            if (*p == '*') n++;              // a width or precision taken from the arguments
+        if (!*p) break;
+        n++;
+    }
     return n;
+}
+
+extern "C" __attribute__((visibility("default"))) int __mg_printf(const char* fmt, ...) {
+    if (!fmt) return -1;
+    if (g_print_buf && g_print_len < g_print_cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(g_print_buf + g_print_len, g_print_cap - g_print_len, fmt, ap);
+        va_end(ap);
+        if (n > 0) g_print_len += (size_t)n < g_print_cap - g_print_len ? (size_t)n : g_print_cap - g_print_len - 1;
+    }
+    return printf_arguments(fmt);
 }
 
 static void flush_printf(int case_index) {
@@ -716,11 +734,44 @@ static void flush_printf(int case_index) {
 }
 
 // ------------------------------------------------------------------ running blocks
-static void poison_shared(size_t dynamic_bytes) {
+// What a kernel can read that a GPU leaves to chance is drawn per case from the case's salt, so no
+// fixed value tells the emulator from a GPU: the clock's start and step, and shared memory's
+// content at block start (all-ones bytes: NaN and -1; a large finite pattern of either sign; or
+// random bits, drawn anew per block).
+static unsigned long long g_clock, g_clock_step, g_salt;
+static int g_shared_poison;   // 0 all-ones, 1 large positive, 2 large negative, 3 random bits
+
+extern "C" __attribute__((visibility("default"))) unsigned long long __mg_clock(void) {
+    return g_clock += g_clock_step;
+}
+
+static void case_draws(unsigned long long salt) {
+    g_salt = salt;
+    g_clock = (1ULL << 20) + (salt & ((1ULL << 40) - 1));
+    g_clock_step = 4 + ((salt >> 40) & 63);
+    g_shared_poison = (int)((salt >> 56) & 3);
+}
+
+static void fill_poison(unsigned char* p, size_t n, unsigned long long block) {
+    unsigned long long word = 0xffffffffffffffffULL, x = g_salt ^ (0x9e3779b97f4a7c15ULL * (block + 1));
+    if (g_shared_poison == 1) word = 0x7effff7f7effff7fULL;        // float 1.7e38 (and half -> big)
+    if (g_shared_poison == 2) word = 0xfeffff7ffeffff7fULL;        // float -1.7e38
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+        if (g_shared_poison == 3) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            word = x;
+        }
+        memcpy(p + i, &word, 8);
+    }
+    for (size_t i = n & ~(size_t)7; i < n; i++) p[i] = (unsigned char)(word >> (8 * (i & 7)));
+}
+
+static void poison_shared(size_t dynamic_bytes, unsigned long long block) {
     if (g_smem_static_begin && g_smem_static_end > g_smem_static_begin)
-        memset(g_smem_static_begin, 0xff, (size_t)(g_smem_static_end - g_smem_static_begin));
+        fill_poison(g_smem_static_begin, (size_t)(g_smem_static_end - g_smem_static_begin), block);
     if (g_smem_dynamic && dynamic_bytes)
-        memset(g_smem_dynamic, 0xff, dynamic_bytes < g_smem_dynamic_capacity ? dynamic_bytes : g_smem_dynamic_capacity);
+        fill_poison(g_smem_dynamic, dynamic_bytes < g_smem_dynamic_capacity ? dynamic_bytes : g_smem_dynamic_capacity,
+                    block);
 }
 
 static void thread_coords(unsigned linear, const Dim3& b, Dim3* out) {
@@ -862,7 +913,7 @@ static int run_launch(int li, Launch* L) {
         use_object(g_nobjects > 1 && !race_watches(bid) ? UNCHECKED : CHECKED);
         g_entry = L->entry[g_running_object];
         g_ctx->block_idx = bid;
-        poison_shared(L->shared_bytes);
+        poison_shared(L->shared_bytes, bl);
         race_block_begins(bl);
         int failed;
         if (g_fiber_mode) {
@@ -1441,6 +1492,7 @@ int main(int argc, char** argv) {
         C->nlaunches = (int)next_u64();
         C->launches = (Launch*)calloc((size_t)C->nlaunches, sizeof(Launch));
         C->nconstants = (int)next_u64();
+        C->salt = next_u64();
         C->constants = (ConstantCopy*)calloc((size_t)(C->nconstants ? C->nconstants : 1), sizeof(ConstantCopy));
         if (!C->launches || !C->constants) die("allocating the launches failed");
         for (int k = 0; k < C->nconstants; k++) {
@@ -1515,6 +1567,7 @@ int main(int argc, char** argv) {
         g_case = g_first_case + c;
         race_case_begins();
         Case* C = &g_cases[c];
+        case_draws(C->salt);
         for (int k = 0; k < C->nconstants; k++)
             for (int o = 0; o < g_nobjects; o++)
                 memcpy((unsigned char*)g_objects[o].base + C->constants[k].object_offset,

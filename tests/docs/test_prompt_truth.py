@@ -248,6 +248,8 @@ class TestTolerances:
         r = gate.rule
         assert (f"within {r.multiple:g}x the largest error" in text and f"or {r.least_share:g} of the "
                 f"tolerance budget, or {r.ulps:g} ulps" in text)
+        assert (f"may take {r.time_multiple:g}x the CPU time the slowest reference kernel takes" in text
+                and f"at least {r.time_floor_s:g} s and at most {r.time_cap_s:g} s" in text)
 
     def test_the_problems_own_numbers_without_a_gate(self, problem):
         t = load_problem(problem).spec.tolerance

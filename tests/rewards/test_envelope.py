@@ -97,3 +97,48 @@ def test_a_kernel_a_thousand_times_worse_than_the_correct_ones_is_rejected():
     [judged] = judge_kernel(wrong, p, [g], c, envelopes=[env])["ascending"]
     [own] = judge_kernel(compile(source), p, [g], c, envelopes=[env])["ascending"]
     assert flat.passed and not judged.passed and own.passed
+
+
+class TestTimeEnvelope:
+    """Issue 31 item 5: a case's time limit is a multiple of the slowest correct kernel's time on
+    that input, between a floor and the jail's cap, instead of one flat limit."""
+
+    def test_the_limit_follows_the_measured_time_between_floor_and_cap(self):
+        rule = EnvelopeRule(multiple=1024, ulps=16, least_share=1e-4, time_multiple=8, time_floor_s=1, time_cap_s=60)
+        timed = [rule.timeout_s(InputEnvelope(1e-2, 1e-2, {}, s)) for s in (0.01, 2.0, 30.0)]
+        assert timed == [1.0, 16.0, 60.0]
+        assert rule.timeout_s(InputEnvelope(1e-2, 1e-2, {})) is None
+
+    def test_the_time_survives_the_pool_file_format(self):
+        env = InputEnvelope(1e-2, 1e-2, {"out": 1e-3}, 0.25)
+        assert InputEnvelope.from_dict(env.as_dict()) == env
+        untimed = InputEnvelope(1e-2, 1e-2, {"out": 1e-3})
+        assert "seconds" not in untimed.as_dict() and InputEnvelope.from_dict(untimed.as_dict()) == untimed
+
+    def test_bad_time_settings_are_named(self):
+        with pytest.raises(ValueError, match=r"time_floor_s=5.*0 < floor <= cap"):
+            EnvelopeRule(multiple=2, ulps=0, least_share=0, time_floor_s=5, time_cap_s=1)
+
+    def test_the_validity_gate_measures_the_slowest_correct_kernel(self):
+        p = load_problem("softmax")
+        g = generate(p, "normal", preset="official")
+        c = comparator_for(p)
+        [v] = check_validity(p, [g], c, schedules=("ascending", "descending"))
+        refs = p.reference_outputs(g.inputs, p.scalar_values(), dims=g.dims)
+        assert v.valid and v.seconds is not None and v.envelope(p, c, refs).seconds == v.seconds
+
+    def test_a_kernel_that_hangs_is_stopped_at_its_inputs_time_limit(self):
+        """With a flat limit of 300 s, a spinning kernel ends at the envelope's floor of 1 s."""
+        import time
+        p = load_problem("relu")
+        source = p.kernel_sources()["substrate"]
+        head, body = source.split("*/", 1)
+        spin = compile(head + "*/" + body.replace(
+            "const int tid =", "volatile int s = 0;\n    while (x[0] == x[0]) s = s + 1;\n    const int tid =", 1))
+        g = generate(p, "normal", preset="official")
+        rule = EnvelopeRule(multiple=1024, ulps=16, least_share=1e-4, time_multiple=4, time_floor_s=1, time_cap_s=2)
+        env = (rule, InputEnvelope(1e-2, 1e-2, {"out": 0.0}, 0.01))
+        started = time.monotonic()
+        [judged] = judge_kernel(spin, p, [g], comparator_for(p), timeout_s=300.0, envelopes=[env])["ascending"]
+        assert judged.outcome == "timeout" and judged.seconds >= 1.0
+        assert time.monotonic() - started < 60

@@ -207,6 +207,17 @@ class TestHangsAndBarriers:
         fine = RunCase({"x": -np.ones(8, np.float32)}, {"out": ((8,), "float32")}, {"n": 8})
         assert [r.outcome for r in k.run_batch([fine, hang, fine], timeout_s=1)] == ["ok", "timeout", "ok"]
 
+    def test_a_case_of_its_own_limit_ends_at_it_and_the_others_keep_the_batchs(self):
+        """`RunCase.timeout_s` bounds that case alone (the reward gate's time envelope); every
+        finished case reports the runner's CPU seconds it took."""
+        k = compiled(INFINITE_LOOP)
+        hang = RunCase({"x": np.ones(8, np.float32)}, {"out": ((8,), "float32")}, {"n": 8}, timeout_s=0.5)
+        fine = RunCase({"x": -np.ones(8, np.float32)}, {"out": ((8,), "float32")}, {"n": 8})
+        results = k.run_batch([fine, hang, fine], timeout_s=120)
+        assert [r.outcome for r in results] == ["ok", "timeout", "ok"]
+        assert "no result within 0.5 s" in results[1].message and results[1].seconds >= 0.5
+        assert all(r.seconds is not None and r.seconds >= 0 for r in results)
+
     def test_a_billion_blocks_are_refused_before_they_run(self):
         """A grid of 10^9 blocks is legal for CUDA but would burn the judge's time on every input:
         the per-launch thread budget refuses it as a launch error, naming the budget."""
