@@ -141,7 +141,8 @@ def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", sch
     in `schedules`, and of its corners (`pool.corner_inputs`, in `pool.CORNER_ORDERS`, the orders
     the gate runs them in), and write them into the file by input id (None for an invalid one);
     returns how many each problem has.
-    A problem already holding every envelope is kept as it is, so an interrupted run resumes.
+    A problem already holding every envelope, each with its time, is kept as it is, so an
+    interrupted run resumes (and a file measured before envelopes had times is measured again).
     `progress(problem, done, total)` is called after each problem."""
     path = Path(path)
     doc = json.loads(gzip.decompress(path.read_bytes()))
@@ -157,7 +158,8 @@ def measure_pool_envelopes(path: str | os.PathLike, *, backend: str = "cpu", sch
         p = load_problem(problem)
         for store, inputs in stores:
             refs = inputs(problem)
-            if not {r.id_for(p) for r in refs} <= set(entry.get("envelopes", {})):
+            kept = {i for i, e in entry.get("envelopes", {}).items() if e is None or "seconds" in e}
+            if not {r.id_for(p) for r in refs} <= kept:
                 entry["envelopes"] = _to_doc({**_from_doc(entry.get("envelopes", {})),
                                               **store.measured(problem, refs)})
                 write_pool_doc(path, doc)
