@@ -380,7 +380,7 @@ class RewardGate:
                 "thread_orders": list(self.schedules),
                 "envelope": self.rule.as_dict(),
                 "corners": {name: dims for name, dims in corners(p).items()},
-                "search": {"moves": {", ".join(names): text for text, names in moves_module.moves_by_text().items()},
+                "search": {"moves": {", ".join(names): text for text, names in moves_module.moves_by_text(p).items()},
                            "max_elements": SEARCH_BUDGET.max_elements, "candidates": SEARCH_BUDGET.candidates}}
 
 

@@ -38,7 +38,7 @@ from .envelope import EnvelopeRule, EnvelopeSet, InputEnvelope
 from .generators import dims_preset
 from .input_cache import InputCache
 from .judging import comparator_for, judge_cases, shared_cache
-from .moves import MOVES, split_moves
+from .moves import moves_for, split_moves
 from .shapes import log_uniform, cost, toward
 from .validity import check_validity
 
@@ -93,7 +93,8 @@ def _propose(problem: Problem, parent: InputRef, dims: dict, rng: np.random.Gene
         moved = toward(problem, dims, name, size, max_elements)
         return None if moved is None or moved == dims else InputRef(
             generator=parent.generator, preset=dims_preset(moved), seed=parent.seed)
-    move = list(MOVES)[int(rng.integers(len(MOVES)))]
+    allowed = list(moves_for(problem))
+    move = allowed[int(rng.integers(len(allowed)))]
     return InputRef(generator=f"{parent.generator}~{move}", preset=parent.preset, seed=parent.seed)
 
 

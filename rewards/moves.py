@@ -16,11 +16,13 @@ explicit dims (any inside the problem's declared ranges; `generators.generate`).
 | `spike_first`, `spike_middle`, `spike_last` | one element of each row (last dim) set to 1e4 times the row's largest magnitude | first/last-element handling of reductions, shifted moments |
 | `constant_rows` | every row its first value repeated | zero variance, ties, degenerate normalisers |
 | `coarse` | values rounded to the nearest of 5 levels per row | ties, repeated values |
-| `ninf_first`, `ninf_last`, `pinf_middle`, `nan_middle` | one element of each row infinite or NaN | special values, where the reference defines them (the validity gate decides) |
+| `ninf_first`, `ninf_last`, `pinf_middle`, `nan_middle` | one element of each row infinite or NaN | special values, only where the problem's declared values hold them (a value family of the problem says so: masked logits' -inf) |
 
 Whether a moved input may judge anything is the validity gate's question (every correct kernel
 must pass it); a move that makes it meaningless for the problem (an infinity where the reference
-is NaN) simply yields an invalid input.
+is NaN) simply yields an invalid input. A special value the problem's declared values never hold
+is not proposed at all (`moves_for`): the prompt promises finite inputs there, and a correct
+compensated sum turns an infinity into NaN where the catalog's plain sums keep it.
 
 >>> from mutagym.substrates.catalog import load_problem
 >>> g = make_input(load_problem("relu"), "sign_mixed~scale_1e6~negate", "=n=5", 0)
@@ -36,9 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..substrates.catalog import Problem, load_problem
-from .generators import FREE_ROLES, GeneratedInput, _cast, _seed_for, generate, parse_input_id, scale_inputs
+from .generators import (FAMILIES, FREE_ROLES, GeneratedInput, _cast, _seed_for, families_for, generate, parse_input_id,
+                         scale_inputs)
 
-__all__ = ["MOVES", "Move", "generate_from_id", "make_input", "moves_by_text", "split_moves"]
+__all__ = ["MOVES", "Move", "generate_from_id", "make_input", "moves_by_text", "moves_for", "split_moves"]
 
 _SCALES = ("1e-30", "1e-6", "1e3", "1e6", "3.4e7", "1e12", "1e20", "1e25", "1e30")
 _OFFSETS = ("1e3", "1e7", "-1e7")
@@ -83,11 +86,13 @@ RowMove = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 
 @dataclass(frozen=True)
 class Move:
-    """A move: how it maps a free input's rows (float64) to new rows, and what a policy reads of
-    it in the prompt (`text`)."""
+    """A move: how it maps a free input's rows (float64) to new rows, what a policy reads of it in
+    the prompt (`text`), and the non-finite value it puts in (`non_finite`, spelled as the value
+    families spell theirs: `-inf`, `+inf`, `NaN`)."""
 
     apply: RowMove
     text: str
+    non_finite: str | None = None
 
 
 def _scale(factor: float) -> Move:
@@ -108,16 +113,33 @@ MOVES: dict[str, Move] = {
     "constant_rows": Move(lambda rows, rng: np.repeat(rows[:, :1], rows.shape[1], axis=1),
                           "each row its first value repeated"),
     "coarse": Move(_coarse, f"each row rounded to {COARSE_LEVELS} levels"),
-    **{name: Move(_special(value, position), "that element of each row -inf, +inf or NaN")
-       for name, value, position in (("ninf_first", -np.inf, "first"), ("ninf_last", -np.inf, "last"),
-                                     ("pinf_middle", np.inf, "middle"), ("nan_middle", np.nan, "middle"))},
+    **{name: Move(_special(value, position), "that element of each row -inf, +inf or NaN", spelled)
+       for name, value, spelled, position in (("ninf_first", -np.inf, "-inf", "first"),
+                                              ("ninf_last", -np.inf, "-inf", "last"),
+                                              ("pinf_middle", np.inf, "+inf", "middle"),
+                                              ("nan_middle", np.nan, "NaN", "middle"))},
 }
 
 
-def moves_by_text() -> dict[str, list[str]]:
-    """What a policy reads of the moves, each text once with the names it covers (table order)."""
+def moves_for(problem: Problem) -> dict[str, Move]:
+    """The moves a search may make on `problem`: every move, but a special value only where one of
+    the problem's value families (`generators.families_for`) declares that value.
+
+    >>> from mutagym.substrates.catalog import load_problem
+    >>> [m for m in moves_for(load_problem("softmax")) if MOVES[m].non_finite]
+    ['ninf_first', 'ninf_last']
+    >>> [m for m in moves_for(load_problem("matvec")) if MOVES[m].non_finite]
+    []
+    """
+    declared = {v for family in families_for(problem) for v in FAMILIES[family].non_finite}
+    return {name: move for name, move in MOVES.items() if move.non_finite is None or move.non_finite in declared}
+
+
+def moves_by_text(problem: Problem) -> dict[str, list[str]]:
+    """What a policy reads of the moves a search may make on `problem`, each text once with the
+    names it covers (table order)."""
     grouped: dict[str, list[str]] = {}
-    for name, move in MOVES.items():
+    for name, move in moves_for(problem).items():
         grouped.setdefault(move.text, []).append(name)
     return grouped
 

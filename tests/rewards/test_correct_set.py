@@ -2,8 +2,8 @@
 correct kernels over at least 20 catalog problems in styles the catalog lacks, each a submission
 NVRTC compiles, and each paid the full reward by the reward gate (suite, pool of record, fresh
 draws, three thread orders). The gate itself, not the pool-of-record checker alone, judges them:
-the calibration the set is for needs kernels the whole gate accepts, and on two Ray workers the
-75 kernels take a few minutes (benchmarks/README.md, "Correct set for the tolerance envelope")."""
+the calibration the set is for needs kernels the whole gate accepts (benchmarks/README.md, "The
+envelope" and "The time envelope")."""
 
 import importlib.util
 import sys

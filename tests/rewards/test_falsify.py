@@ -31,9 +31,9 @@ def search(problem: str, source: str, seed: int = 5, budget: SearchBudget = Sear
                    starts, seed=seed, schedules=SCHEDULES, rule=DEFAULT_RULE, budget=budget, cache=InputCache())
 
 
-@pytest.mark.parametrize("file", ["relu_abs_average.cu", "hardsigmoid_relu6_abs.cu", "mse_loss_expanded_square.cu"])
+@pytest.mark.parametrize("file", ["hardsigmoid_relu6_abs.cu", "mse_loss_expanded_square.cu"])
 def test_the_search_finds_a_valid_witness_the_fixed_inputs_miss(file):
-    """Red-team kernels of the seen half (faults past a magnitude, an infinity, a cancellation):
+    """Red-team kernels of the seen half (faults past a magnitude, a cancellation):
     the search rejects them on an input every correct kernel passes in every order, and the same
     seed finds the same witness."""
     entry = SEEN[file]
