@@ -15,8 +15,11 @@ Every round runs its candidates through the kernel and the substrate in ascendin
 substrate's error stands in for the envelope while the search climbs. A candidate that the
 kernel fails (or exceeds the substrate's envelope on) becomes a suspect, and a suspect rejects
 only after the validity gate has passed it (every correct kernel, every order of the gate, which
-also measures its real envelope) and the kernel fails it there in some order. So the search never
-rejects a kernel on an input a correct kernel fails.
+also measures its real envelope) and the kernel fails it there in some order, clearly: at
+`CLEAR_FAILURE` times the flat tolerance too, or with a fault (its envelope, calibrated on the
+pool's inputs, is no yardstick at the search's extremes). So the
+search never rejects a kernel on an input a correct kernel fails, nor for a near miss on an
+extreme input where correct kernels of other summation orders land just past the tolerance.
 
 The search is deterministic given its `seed` (the gate derives it from its secret and the text)
 and the kernel: proposals depend only on the seed and on outputs. `seconds` is a safety cap, not a
@@ -34,10 +37,11 @@ import numpy as np
 from ..runtime import RunCase, compile
 from ..substrates.catalog import Problem, load_problem
 from .checker import CheckerVersion, InputRef, Verdict, evaluate_kernel
+from .comparator import Comparator
 from .envelope import EnvelopeRule, EnvelopeSet, InputEnvelope
 from .generators import dims_preset
 from .input_cache import InputCache
-from .judging import comparator_for, judge_cases, shared_cache
+from .judging import comparator_for, judge_cases, judge_kernel, shared_cache
 from .moves import moves_for, split_moves
 from .shapes import log_uniform, cost, toward
 from .validity import check_validity
@@ -48,6 +52,12 @@ __all__ = ["SearchBudget", "SearchPlan", "SearchReport", "falsify", "search_sour
 MAX_DEPTH = 3
 #: The share of proposals that move a shape rather than values.
 SHAPE_SHARE = 0.3
+#: A suspect rejects only a clear failure: the kernel fails it at this multiple of the flat
+#: tolerance too, or with a fault. The search seeks extremes, where correct kernels of other
+#: summation orders land just past the tolerance (a three-launch scan: 1.18 % on a 1 % budget,
+#: thousands of times the catalog kernels' error there, so past the envelope too) on inputs the
+#: catalog's kernels pass.
+CLEAR_FAILURE = 4.0
 
 
 @dataclass(frozen=True)
@@ -193,12 +203,21 @@ def _confirm(checker: CheckerVersion, problem: Problem, kernel, suspects: list[t
         if not validity.valid:
             report.log.append(f"{g.id}: not valid ({validity.reason})")
             continue
-        envelopes = EnvelopeSet(rule, {g.id: validity.envelope(problem, comparator, refs)})
+        envelope = validity.envelope(problem, comparator, refs)
         verdicts = evaluate_kernel(checker, problem, kernel, [ref], schedules, timeout_s=timeout_s,
-                                   cache=cache, envelopes=envelopes)
-        if not all(v.accepted for v in verdicts.values()):
-            report.witness = g.id
-            return verdicts
+                                   cache=cache, envelopes=EnvelopeSet(rule, {g.id: envelope}))
+        failed = [s for s in schedules if not verdicts[s].accepted]
+        if not failed:
+            continue
+        loose = Comparator(atol=comparator.atol * CLEAR_FAILURE, rtol=comparator.rtol * CLEAR_FAILURE,
+                           matched_ratio=comparator.matched_ratio, nan_matches=comparator.nan_matches)
+        [again] = judge_kernel(kernel, problem, [g], loose, failed[:1], timeout_s=timeout_s,
+                               references=[refs])[failed[0]]
+        if again.passed:
+            report.log.append(f"{g.id}: failed only within {CLEAR_FAILURE:g}x the tolerance (not a clear failure)")
+            continue
+        report.witness = g.id
+        return verdicts
     return None
 
 

@@ -155,7 +155,7 @@ def test_killing_a_prescreen_actor_during_a_step_still_returns_a_result(kernelbe
     env = KernelTaskEnv(problems=["layernorm"], judge=kernelbench_judge)
     env.reset(seed=0)
     pids = kernelbench_judge.workers.actor_pids()
-    changed = LAYERNORM.replace("const", "const ", 1)     # a new source: nothing cached for it
+    changed = LAYERNORM + "\n__device__ int killed_actor_test;\n"   # new tokens: nothing cached for it
     result = {}
     step = threading.Thread(target=lambda: result.update(out=env.step(changed)))
     step.start()
