@@ -381,7 +381,8 @@ class RewardGate:
                 "envelope": self.rule.as_dict(),
                 "corners": {name: dims for name, dims in corners(p).items()},
                 "search": {"moves": {", ".join(names): text for text, names in moves_module.moves_by_text(p).items()},
-                           "max_elements": SEARCH_BUDGET.max_elements, "candidates": SEARCH_BUDGET.candidates}}
+                           "max_elements": SEARCH_BUDGET.max_elements, "candidates": SEARCH_BUDGET.candidates,
+                           "sweep_elements": SEARCH_BUDGET.sweep_elements}}
 
 
 def _code_hash(*modules) -> str:

@@ -62,10 +62,12 @@ CLEAR_FAILURE = 4.0
 
 @dataclass(frozen=True)
 class SearchBudget:
-    """What one search may spend: `candidates` inputs in `rounds` rounds (each run once by the
-    kernel and the substrate), climbing from the best `parents`, with at most `max_elements` in
-    any candidate's largest tensor; at most `suspects` go through the full validity gate.
-    `seconds` only caps a search on a machine far slower than measured (never a reason to reject)."""
+    """What one search may spend: first a sweep, every value move once on the start closest to
+    failing, shrunk to at most `sweep_elements` in its largest tensor (0: no sweep); then
+    `candidates` inputs in `rounds` rounds (each run once by the kernel and the substrate),
+    climbing from the best `parents`, with at most `max_elements` in any candidate's largest
+    tensor; at most `suspects` go through the full validity gate. `seconds` only caps a search on
+    a machine far slower than measured (never a reason to reject)."""
 
     candidates: int = 24
     rounds: int = 3
@@ -73,10 +75,12 @@ class SearchBudget:
     max_elements: int = 1 << 17
     suspects: int = 2
     seconds: float = 60.0
+    sweep_elements: int = 1 << 12
 
     def as_dict(self) -> dict:
         return {"candidates": self.candidates, "rounds": self.rounds, "parents": self.parents,
-                "max_elements": self.max_elements, "suspects": self.suspects, "seconds": self.seconds}
+                "max_elements": self.max_elements, "suspects": self.suspects, "seconds": self.seconds,
+                "sweep_elements": self.sweep_elements}
 
 
 @dataclass
@@ -108,6 +112,37 @@ def _propose(problem: Problem, parent: InputRef, dims: dict, rng: np.random.Gene
     return InputRef(generator=f"{parent.generator}~{move}", preset=parent.preset, seed=parent.seed)
 
 
+def _shrunk(problem: Problem, dims: dict, max_elements: int) -> dict | None:
+    """`dims` with the largest dim above its minimum halved until the largest tensor holds at most
+    `max_elements`: the parent's proportions kept, so a move drawn per row meets many rows."""
+    dims = dict(dims)
+    while cost(problem, dims).elements > max_elements:
+        shrinkable = [n for n in dims if dims[n] > problem.dims[n].min]
+        if not shrinkable:
+            return None
+        name = max(shrinkable, key=lambda n: dims[n])
+        dims[name] = max(problem.dims[name].min, dims[name] // 2)
+    return dims
+
+
+#: The sign regimes every arrangement move of the sweep is also tried on: all positive, all negative.
+SWEEP_SIGNS = ("magnitude", "magnitude~negate")
+
+
+def _sweep(problem: Problem, parent: InputRef, dims: dict, max_elements: int) -> list[InputRef]:
+    """Every value move once on `parent`, shrunk to `max_elements`, then every arrangement move
+    (outliers, zeros, ties, special values) on rows of one sign: each regime of the value domain
+    tried before any climb, where a random composition would reach one only by luck (a zero is a
+    row's minimum only among non-negative values)."""
+    small = _shrunk(problem, dims, max_elements)
+    if small is None:
+        return []
+    preset = dims_preset(small) if small != dims else parent.preset
+    allowed = moves_for(problem)
+    chains = list(allowed) + [f"{sign}~{name}" for sign in SWEEP_SIGNS for name, m in allowed.items() if not m.regime]
+    return [InputRef(generator=f"{parent.generator}~{chain}", preset=preset, seed=parent.seed) for chain in chains]
+
+
 def falsify(checker: CheckerVersion, problem: Problem, kernel, substrate, starts: Sequence[InputRef], *,
             seed: int, schedules: Sequence[str], rule: EnvelopeRule, budget: SearchBudget,
             cache: InputCache, backend: str = "cpu", timeout_s: float = 30.0) -> tuple[dict[str, Verdict], SearchReport]:
@@ -135,16 +170,19 @@ def falsify(checker: CheckerVersion, problem: Problem, kernel, substrate, starts
     seen = {r.id_for(problem) for _, r, _ in parents}
     suspects: list[tuple[float, InputRef]] = []
     per_round = budget.candidates // max(1, budget.rounds)
-    for _ in range(budget.rounds):
+    swept = _sweep(problem, parents[0][1], parents[0][2], budget.sweep_elements) if parents and budget.sweep_elements else []
+    for turn in range(budget.rounds + 1):
         if time.monotonic() - started > budget.seconds:
             report.cut = True
             break
+        drawn = iter(swept) if turn == 0 else (
+            _propose(problem, parent, dims, rng, budget.max_elements)
+            for _, parent, dims in (parents[int(rng.integers(len(parents)))]
+                                    for _ in range(per_round * 3 if parents else 0)))   # proposals may repeat
         proposals = []
-        for _ in range(per_round * 3):       # proposals may repeat or not apply: draw more than needed
-            if len(proposals) == per_round or not parents:
+        for ref in drawn:
+            if turn > 0 and len(proposals) == per_round:
                 break
-            _, parent, dims = parents[int(rng.integers(len(parents)))]
-            ref = _propose(problem, parent, dims, rng, budget.max_elements)
             if ref is None or ref.id_for(problem) in seen:
                 continue
             seen.add(ref.id_for(problem))
@@ -154,7 +192,7 @@ def falsify(checker: CheckerVersion, problem: Problem, kernel, substrate, starts
                 continue
             proposals.append((ref, made))
         if not proposals:
-            break
+            continue
         report.tried += len(proposals)
         ids = [g.id for _, (g, _) in proposals]
         cases = [RunCase(g.inputs, problem.output_specs(g.dims), g.dims, problem.scalar_values())
@@ -198,10 +236,16 @@ def _confirm(checker: CheckerVersion, problem: Problem, kernel, suspects: list[t
             return None
         report.gated += 1
         g, refs = cache.get(problem, ref)
-        [validity] = check_validity(problem, [g], comparator, backend=backend, schedules=schedules,
-                                    references=[refs], timeout_s=timeout_s)
+        twin = _ordinary_twin(problem, ref)
+        checked = [(g, refs)] + ([cache.get(problem, twin)] if twin is not None else [])
+        validity, *ordinary = check_validity(problem, [c[0] for c in checked], comparator, backend=backend,
+                                             schedules=schedules, references=[c[1] for c in checked],
+                                             timeout_s=timeout_s)
         if not validity.valid:
             report.log.append(f"{g.id}: not valid ({validity.reason})")
+            continue
+        if ordinary and not ordinary[0].valid:
+            report.log.append(f"{g.id}: its values fail a correct kernel at the official shape ({ordinary[0].reason})")
             continue
         envelope = validity.envelope(problem, comparator, refs)
         verdicts = evaluate_kernel(checker, problem, kernel, [ref], schedules, timeout_s=timeout_s,
@@ -219,6 +263,18 @@ def _confirm(checker: CheckerVersion, problem: Problem, kernel, suspects: list[t
         report.witness = g.id
         return verdicts
     return None
+
+
+def _ordinary_twin(problem: Problem, ref: InputRef) -> InputRef | None:
+    """`ref`'s values at the problem's official shape, when it has moves and another shape: a
+    suspect is fair only where its regime of values is one the correct kernels compute at an
+    ordinary shape too. A row of one element at 1e20 passes every two-pass normaliser only
+    because its deviations are exactly zero, while a Welford merge squares the 1e20 and
+    overflows; at the official shape the same values overflow the two-pass kernel as well, so
+    the regime is outside what float32 normalisers compute and the suspect does not judge."""
+    if "~" not in ref.generator or ref.preset == "official":
+        return None
+    return InputRef(generator=ref.generator, preset="official", seed=ref.seed)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,10 @@ explicit dims (any inside the problem's declared ranges; `generators.generate`).
 | `scale_<s>` | times s, for s across the float32 exponent range (1e-30 .. 1e30, 2**25) | absorption, overflow, underflow, denormals, finite sentinels |
 | `offset_<c>` | plus c (1e3, 1e7, -1e7) | cancellation, shifted statistics, log-sum-exp absorption |
 | `negate`, `magnitude` | -x, abs(x) | sign-dependent branches, clamps |
+| `band_<s>`, `band_-<s>` | each row mapped, in order, onto one sign at magnitudes within a factor 2 of s (1e-40, 1e20, 1e30, 1e38: subnormals to the top octave) | sentinels and clamps past a magnitude, all-negative rows, overflow and underflow of one-signed intermediates |
 | `spike_first`, `spike_middle`, `spike_last` | one element of each row (last dim) set to 1e4 times the row's largest magnitude | first/last-element handling of reductions, shifted moments |
+| `spike_1e8_first`, `spike_1e8_middle`, `spike_1e8_last` | the same at 1e8 times | absorption of a whole prefix or row by one element |
+| `signed_zeros` | every fourth element of each row (from a drawn place) zero, signs alternating from a drawn one | -0.0 against +0.0 in comparisons, keys and sign bits |
 | `constant_rows` | every row its first value repeated | zero variance, ties, degenerate normalisers |
 | `coarse` | values rounded to the nearest of 5 levels per row | ties, repeated values |
 | `ninf_first`, `ninf_last`, `pinf_middle`, `nan_middle` | one element of each row infinite or NaN | special values, only where the problem's declared values hold them (a value family of the problem says so: masked logits' -inf) |
@@ -45,8 +48,11 @@ __all__ = ["MOVES", "Move", "generate_from_id", "make_input", "moves_by_text", "
 
 _SCALES = ("1e-30", "1e-6", "1e3", "1e6", "3.4e7", "1e12", "1e20", "1e25", "1e30")
 _OFFSETS = ("1e3", "1e7", "-1e7")
-#: How far a spike stands above the row's largest magnitude.
+#: The magnitudes a `band` puts a row at: the float32 exponent range from subnormals to its top octave.
+_BANDS = ("1e-40", "1e20", "1e30", "1e38")
+#: How far a spike stands above the row's largest magnitude (`spike_<position>`), and a far one.
 SPIKE = 1e4
+FAR_SPIKE = 1e8
 #: Levels a `coarse` row is rounded to.
 COARSE_LEVELS = 5
 
@@ -60,12 +66,33 @@ def _at(position: str, cols: int) -> int:
     return {"first": 0, "middle": cols // 2, "last": cols - 1}[position]
 
 
-def _spike(position: str):
+def _spike(position: str, ratio: float):
     def move(rows: np.ndarray, rng) -> np.ndarray:
         top = np.max(np.abs(rows), axis=1)
-        rows[:, _at(position, rows.shape[1])] = SPIKE * np.where(top > 0, top, 1.0) * rng.choice((-1.0, 1.0))
+        rows[:, _at(position, rows.shape[1])] = ratio * np.where(top > 0, top, 1.0) * rng.choice((-1.0, 1.0))
         return rows
     return move
+
+
+def _band(magnitude: float):
+    """Each row onto one sign at magnitudes |s| * 2**t, t in [-1, 1] following the value (the
+    row's order kept, reversed on the negative side), so a row is all positive or all negative at
+    the named magnitude."""
+    def move(rows: np.ndarray, rng) -> np.ndarray:
+        finite = np.where(np.isfinite(rows), rows, 0.0)
+        top = np.max(np.abs(finite), axis=1, keepdims=True)
+        unit = finite / np.where(top > 0, top, 1.0)
+        return magnitude * np.exp2(unit if magnitude > 0 else -unit)
+    return move
+
+
+def _signed_zeros(rows: np.ndarray, rng) -> np.ndarray:
+    cols = rows.shape[1]
+    for r in range(rows.shape[0]):
+        places = np.arange(int(rng.integers(min(cols, 4))), cols, 4)
+        signs = np.where(np.arange(len(places)) % 2 == 0, 1.0, -1.0) * rng.choice((-1.0, 1.0))
+        rows[r, places] = np.copysign(0.0, signs)
+    return rows
 
 
 def _special(value: float, position: str):
@@ -87,29 +114,38 @@ RowMove = Callable[[np.ndarray, np.random.Generator], np.ndarray]
 @dataclass(frozen=True)
 class Move:
     """A move: how it maps a free input's rows (float64) to new rows, what a policy reads of it in
-    the prompt (`text`), and the non-finite value it puts in (`non_finite`, spelled as the value
-    families spell theirs: `-inf`, `+inf`, `NaN`)."""
+    the prompt (`text`), the non-finite value it puts in (`non_finite`, spelled as the value
+    families spell theirs: `-inf`, `+inf`, `NaN`), and whether it sets where the values sit
+    (`regime`: magnitude and sign, as scales, offsets and bands do) rather than how a row is
+    arranged (outliers, zeros, ties, special values)."""
 
     apply: RowMove
     text: str
     non_finite: str | None = None
+    regime: bool = False
 
 
 def _scale(factor: float) -> Move:
-    return Move(lambda rows, rng: rows * factor, "times the named factor")
+    return Move(lambda rows, rng: rows * factor, "times the named factor", regime=True)
 
 
 def _offset(shift: float) -> Move:
-    return Move(lambda rows, rng: rows + shift, "plus the named number")
+    return Move(lambda rows, rng: rows + shift, "plus the named number", regime=True)
 
 
 #: Every move, by the name an input id carries.
 MOVES: dict[str, Move] = {
     **{f"scale_{s}": _scale(float(s)) for s in _SCALES},
     **{f"offset_{c}": _offset(float(c)) for c in _OFFSETS},
-    "negate": Move(lambda rows, rng: -rows, "negated"),
-    "magnitude": Move(lambda rows, rng: np.abs(rows), "absolute values"),
-    **{f"spike_{p}": Move(_spike(p), f"that element of each row +-{SPIKE:g} x the row's largest magnitude") for p in ("first", "middle", "last")},
+    "negate": Move(lambda rows, rng: -rows, "negated", regime=True),
+    "magnitude": Move(lambda rows, rng: np.abs(rows), "absolute values", regime=True),
+    **{f"band_{b}": Move(_band(float(b)), "each row on one sign, within 2x of that magnitude, order kept",
+                         regime=True)
+       for b in _BANDS + tuple(f"-{b}" for b in _BANDS)},
+    **{f"spike{ratio}_{p}": Move(_spike(p, SPIKE if not ratio else FAR_SPIKE),
+                                 "that element of each row +-1e4 (spike_1e8_: 1e8) x the row's largest magnitude")
+       for ratio in ("", "_1e8") for p in ("first", "middle", "last")},
+    "signed_zeros": Move(_signed_zeros, "every 4th element of each row +0.0 or -0.0 in turn"),
     "constant_rows": Move(lambda rows, rng: np.repeat(rows[:, :1], rows.shape[1], axis=1),
                           "each row its first value repeated"),
     "coarse": Move(_coarse, f"each row rounded to {COARSE_LEVELS} levels"),

@@ -426,8 +426,8 @@ def _main_class(name: str, description: str, ranges: Callable[[np.random.Generat
         dims = _free(problem, rng, {**floors, main: v}, others, floors, FREE_ROWS, odd=odd)
         return dims and _free(problem, rng, dims, snapped, floors, FREE_ROWS, snap=prog)
 
-    others = ("other last dims on the same residue where they can be"
-              if residue else "the other dims odd where their range allows" if odd else "the other dims drawn")
+    others = ("other last dims too where they can be"
+              if residue else "other dims odd where they can be" if odd else "other dims drawn")
     return ShapeClass(name, draw, lambda problem, dims: on(dims[main_dim(problem)]),
                       f"{description}; {others} (at most {FREE_ROWS:,} rows)")
 

@@ -116,10 +116,12 @@ def _judged_by(gate: dict) -> list[str]:
     lines.append(f"A case may take {env['time_multiple']:g}x the CPU time the slowest reference kernel takes on "
                  f"it in the CPU emulator, at least {env['time_floor_s']:g} s and at most {env['time_cap_s']:g} s "
                  "(a case without a measured time: the flat per-case limit); past that it is a timeout.")
-    lines.append(f"Then a search of up to {search['candidates']} cases seeks the input where your kernel is "
-                 "worst, applying to the cases above, in any combination, these moves (to data, weight and bias "
-                 f"inputs; rows along the last dim) or any dim in its range (at most {search['max_elements']:,} "
-                 "elements a tensor); a case judges only if every reference kernel passes it.")
+    lines.append("Then a search seeks your kernel's worst input: a sweep tries each move below once "
+                 "(row-arranging ones also on all-positive and all-negative rows; at most "
+                 f"{search['sweep_elements']:,} elements a tensor), then up to {search['candidates']} cases combine "
+                 f"moves or set any dim in its range (at most {search['max_elements']:,} elements a tensor). Moves "
+                 "change data, weight and bias inputs. A case judges only if every "
+                 "reference kernel passes it and its values at the official shape.")
     lines += [f"  {name}: {line}" for name, line in search["moves"].items()]
     lines.append("No input holds NaN or an infinity unless its line above says so.")
     return lines

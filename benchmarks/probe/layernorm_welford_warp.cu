@@ -24,10 +24,10 @@ extern "C" __global__ void ln_welford(const float* x, const float* weight, const
         float mean2 = __shfl_xor_sync(0xffffffffu, mean, o);
         float q2 = __shfl_xor_sync(0xffffffffu, m2, o);
         float tot = n + n2;
-        if (tot > 0.0f) {
-            float d = mean2 - mean;
+        if (tot > 0.0f) {   // an empty side adds nothing: d * d would overflow past 1.8e19 and times 0 be NaN
+            float d = mean2 - mean, w = n * n2 / tot;
             mean += d * (n2 / tot);
-            m2 += q2 + d * d * (n * n2 / tot);
+            m2 += q2 + (w > 0.0f ? d * d * w : 0.0f);
         }
         n = tot;
     }

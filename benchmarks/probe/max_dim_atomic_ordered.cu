@@ -7,9 +7,11 @@ args = ["x", "out", "rows", "cols"]
 fill = {out = -inf}
 */
 // Split rows into 2048-column chunks; a chunk's max is merged with integer atomics that order
-// floats correctly: signed max for non-negative values, unsigned min for negative ones.
+// floats correctly: signed max for non-negative values, unsigned min for negative ones. The sign
+// is the sign bit, not `v >= 0.0f`: -0.0 compares equal to 0 but is INT_MIN as an int, so a row of
+// -0.0 would keep the -inf it starts from.
 __device__ void atomic_fmax(float* addr, float v) {
-    if (v >= 0.0f) atomicMax(reinterpret_cast<int*>(addr), __float_as_int(v));
+    if (__float_as_int(v) >= 0) atomicMax(reinterpret_cast<int*>(addr), __float_as_int(v));
     else atomicMin(reinterpret_cast<unsigned int*>(addr), __float_as_uint(v));
 }
 

@@ -261,12 +261,13 @@ def test_the_prompt_names_every_move_the_search_makes_and_its_budget():
     from mutagym.envs.gate import SEARCH_BUDGET
     from mutagym.rewards.moves import moves_for
     text = prompt("softmax")
-    named = listed(text, "Then a search of up to")
+    named = listed(text, "Then a search seeks")
     assert {name: line for names, line in named.items() for name in names.split(", ")} == {
         name: move.text for name, move in moves_for(load_problem("softmax")).items()}
     assert "nan_middle" not in prompt("matvec")     # no value of matvec's is ever non-finite
     flat = " ".join(text.split())
     assert f"up to {SEARCH_BUDGET.candidates} cases" in flat and f"{SEARCH_BUDGET.max_elements:,} elements" in flat
+    assert f"at most {SEARCH_BUDGET.sweep_elements:,} elements" in flat
 
 
 # ---------------------------------------------------------------------------------- checker versions

@@ -56,3 +56,23 @@ class TestExplicitDims:
     def test_an_explicit_preset_generates_those_dims(self):
         g = generate_from_id("softmax:normal:=cols=5,rows=3:2")
         assert g.dims == {"cols": 5, "rows": 3} and g.inputs["x"].shape == (3, 5)
+
+
+@pytest.mark.parametrize("name", ["1e-40", "1e20", "-1e30", "1e38"])
+def test_a_band_puts_each_row_on_one_sign_within_a_factor_2_of_its_magnitude_in_order(name):
+    magnitude = float(name)
+    p = load_problem("softmax")
+    base = generate(p, "normal", preset="official", seed=1).inputs["x"].astype(np.float64)
+    x = make_input(p, f"normal~band_{name}", "official", 1).inputs["x"].astype(np.float64)
+    assert np.all(np.sign(x) == np.sign(magnitude)) and np.all(np.isfinite(x))
+    rounding = abs(magnitude) * 1e-6 + 1.5e-45                  # float32's rounding, subnormals' spacing
+    assert np.all(np.abs(x) >= abs(magnitude) / 2 - rounding) and np.all(np.abs(x) <= abs(magnitude) * 2 + rounding)
+    order = np.argsort(base[0], kind="stable")
+    assert np.all(np.diff(x[0][order]) >= 0)                    # a row's order is kept
+
+
+def test_signed_zeros_puts_both_zeros_in_every_long_row():
+    x = make_input(load_problem("softmax"), "normal~signed_zeros", "official", 2).inputs["x"]
+    for row in x:
+        zeros = row[row == 0]
+        assert np.signbit(zeros).any() and (~np.signbit(zeros)).any()
