@@ -39,7 +39,7 @@ from ..substrates.catalog import Problem, load_problem
 from .checker import CheckerVersion, InputRef, Verdict, evaluate_kernel
 from .comparator import Comparator
 from .envelope import EnvelopeRule, EnvelopeSet, InputEnvelope
-from .generators import dims_preset
+from .generators import FREE_ROLES, dims_preset
 from .input_cache import InputCache
 from .judging import comparator_for, judge_cases, judge_kernel, shared_cache
 from .moves import moves_for, split_moves
@@ -139,7 +139,8 @@ def _sweep(problem: Problem, parent: InputRef, dims: dict, max_elements: int) ->
         return []
     preset = dims_preset(small) if small != dims else parent.preset
     allowed = moves_for(problem)
-    chains = list(allowed) + [f"{sign}~{name}" for sign in SWEEP_SIGNS for name, m in allowed.items() if not m.regime]
+    arranging = [name for name, m in allowed.items() if not m.regime and set(m.roles) & set(FREE_ROLES)]
+    chains = list(allowed) + [f"{sign}~{name}" for sign in SWEEP_SIGNS for name in arranging]
     return [InputRef(generator=f"{parent.generator}~{chain}", preset=preset, seed=parent.seed) for chain in chains]
 
 
@@ -268,8 +269,8 @@ def _confirm(checker: CheckerVersion, problem: Problem, kernel, suspects: list[t
 def _ordinary_twin(problem: Problem, ref: InputRef) -> InputRef | None:
     """`ref`'s values at the problem's official shape, when it has moves and another shape: a
     suspect is fair only where its regime of values is one the correct kernels compute at an
-    ordinary shape too. A row of one element at 1e20 passes every two-pass normaliser only
-    because its deviations are exactly zero, while a Welford merge squares the 1e20 and
+    ordinary shape too. A row of one element at 1e38 passes every two-pass normaliser only
+    because its deviations are exactly zero, while a Welford merge squares it and
     overflows; at the official shape the same values overflow the two-pass kernel as well, so
     the regime is outside what float32 normalisers compute and the suspect does not judge."""
     if "~" not in ref.generator or ref.preset == "official":

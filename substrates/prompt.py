@@ -119,7 +119,7 @@ def _judged_by(gate: dict) -> list[str]:
     lines.append("Then a search seeks your kernel's worst input: a sweep tries each move below once "
                  "(row-arranging ones also on all-positive and all-negative rows; at most "
                  f"{search['sweep_elements']:,} elements a tensor), then up to {search['candidates']} cases combine "
-                 f"moves or set any dim in its range (at most {search['max_elements']:,} elements a tensor). Moves "
+                 f"moves or set any dim (at most {search['max_elements']:,} elements a tensor). Moves "
                  "change data, weight and bias inputs. A case judges only if every "
                  "reference kernel passes it and its values at the official shape.")
     lines += [f"  {name}: {line}" for name, line in search["moves"].items()]

@@ -99,20 +99,20 @@ def welford_with_empty_merge() -> str:
 
 
 def test_a_suspect_whose_values_fail_a_correct_kernel_at_the_official_shape_does_not_judge():
-    """A one-element row at 1e20 passes the two-pass substrate (its deviation is exactly 0) while
-    a Welford merge with an empty lane squares 1e20 into inf * 0; at the official shape the same
+    """A one-element row at 1e38 passes the two-pass substrate (its deviation is exactly 0) while
+    a Welford merge with an empty lane squares it into inf * 0; at the official shape the same
     values overflow the substrate too, so the regime is outside float32 normalisers and the
-    suspect is discarded. The same kernel on values every correct kernel computes at the official
-    shape is still rejected."""
+    suspect is discarded. The same kernel on a row near 3.7e19 (a square past float32's range)
+    whose official-shape twin every correct kernel computes (deviations near 1e16) is rejected."""
     p = load_problem("layernorm")
     kernel = compile(welford_with_empty_merge())
     args = (POOLS.get("layernorm").checker(), p, kernel)
-    outside = InputRef(generator="normal~band_1e20", preset="=cols=1,rows=1", seed=0)
+    outside = InputRef(generator="normal~band_top", preset="=cols=1,rows=1", seed=0)
     report = SearchReport()
     assert _confirm(*args, [(float("inf"), outside)], SCHEDULES, DEFAULT_RULE, SearchBudget(), InputCache(),
                     "cpu", 30.0, report) is None
     assert "at the official shape" in report.log[0]
-    inside = InputRef(generator="large_magnitude~offset_-1e7~band_1e20", preset="=cols=1,rows=1", seed=0)
+    inside = InputRef(generator="large_magnitude~offset_1e7~band_root", preset="=cols=1,rows=1", seed=0)
     verdicts = _confirm(*args, [(float("inf"), inside)], SCHEDULES, DEFAULT_RULE, SearchBudget(), InputCache(),
                         "cpu", 30.0, SearchReport())
     assert verdicts is not None and not all(v.accepted for v in verdicts.values())

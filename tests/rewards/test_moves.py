@@ -10,6 +10,7 @@ from mutagym.rewards.checker import InputRef
 from mutagym.rewards.generators import explicit_dims, generate
 from mutagym.rewards.moves import generate_from_id
 from mutagym.rewards.moves import MOVES, make_input, split_moves
+from mutagym.runtime.buffers import numpy_dtype
 from mutagym.substrates.catalog import load_problem
 
 
@@ -58,17 +59,24 @@ class TestExplicitDims:
         assert g.dims == {"cols": 5, "rows": 3} and g.inputs["x"].shape == (3, 5)
 
 
-@pytest.mark.parametrize("name", ["1e-40", "1e20", "-1e30", "1e38"])
-def test_a_band_puts_each_row_on_one_sign_within_a_factor_2_of_its_magnitude_in_order(name):
-    magnitude = float(name)
-    p = load_problem("softmax")
+@pytest.mark.parametrize("problem", ["softmax", "relu_fp16", "softmax_bf16"])
+@pytest.mark.parametrize("name", ["top", "-root", "sub", "-sub"])
+def test_a_band_puts_each_row_on_one_sign_within_2x_of_a_point_of_its_dtype_in_order(problem, name):
+    """top: half the dtype's largest value; root: its square root; sub: a sixteenth of the
+    smallest normal (subnormals), as float16 and bfloat16 hold them, not float32."""
+    import ml_dtypes
+    p = load_problem(problem)
+    dtype = p.spec.inputs[0].dtype
+    finfo = ml_dtypes.finfo(numpy_dtype(dtype))
+    at = {"top": float(finfo.max) / 2, "root": float(finfo.max) ** 0.5, "sub": float(finfo.smallest_normal) / 16}[name.lstrip("-")]
     base = generate(p, "normal", preset="official", seed=1).inputs["x"].astype(np.float64)
     x = make_input(p, f"normal~band_{name}", "official", 1).inputs["x"].astype(np.float64)
-    assert np.all(np.sign(x) == np.sign(magnitude)) and np.all(np.isfinite(x))
-    rounding = abs(magnitude) * 1e-6 + 1.5e-45                  # float32's rounding, subnormals' spacing
-    assert np.all(np.abs(x) >= abs(magnitude) / 2 - rounding) and np.all(np.abs(x) <= abs(magnitude) * 2 + rounding)
-    order = np.argsort(base[0], kind="stable")
-    assert np.all(np.diff(x[0][order]) >= 0)                    # a row's order is kept
+    sign = -1.0 if name.startswith("-") else 1.0
+    rounding = at * 2 ** -(finfo.nmant - 1) + float(finfo.smallest_subnormal)   # the dtype's rounding
+    assert np.all(np.sign(x) == sign) and np.all(np.isfinite(x))
+    assert np.all(np.abs(x) >= at / 2 - rounding) and np.all(np.abs(x) <= at * 2 + rounding)
+    first, moved = base.reshape(-1, base.shape[-1])[0], x.reshape(-1, x.shape[-1])[0]
+    assert np.all(np.diff(moved[np.argsort(first, kind="stable")]) >= 0)     # a row's order is kept
 
 
 def test_signed_zeros_puts_both_zeros_in_every_long_row():
